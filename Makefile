@@ -1,0 +1,28 @@
+# The two commands of the README, each doing its own set-up:
+#   make test     install Debian packages, configure, build, run the test suite (CPU; GPU tests skip)
+#   make figures  the main job: regenerate figures and paper (see README)
+# Variables: BUILD (build folder, default build), JOBS (default: all cores),
+#            RC_SEED (RapidCheck seed; default fixed, `make test RC_SEED=random` for a fresh one).
+BUILD ?= build
+JOBS ?= $(shell nproc)
+RC_SEED ?= 20261129
+CMAKE_FLAGS ?=
+
+.PHONY: all setup configure build test test-gpu figures clean
+
+all: build
+
+setup:
+	@bash scripts/setup-debian.sh
+
+configure: setup
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	RC_SEED=$(RC_SEED) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD)

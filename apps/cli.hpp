@@ -1,0 +1,63 @@
+// apps/cli.hpp: what every `ioattn` subcommand shares: the problem flags, the usage error and the
+// way a subcommand registers itself.
+//
+// A subcommand lives in its own file (cmd_reference.cpp, cmd_simulate.cpp, cmd_kernels.cpp) and
+// exposes one `add_*_commands` function that main() calls. Any bad input ends in a UsageError:
+// main prints it as one line and exits with code 2.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "ioattn/problem.hpp"
+
+namespace ioattn::cli {
+
+inline constexpr int kUsageExit = 2;
+
+// Bad input: printed as "ioattn: error: <what>" and exit code 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The problem flags shared by all subcommands: --batch, --heads | --heads-q/--heads-kv,
+// --seqlen | --seqlen-q/--seqlen-k, --head-dim, --dtype, --causal, --window L,R, --scale, --seed.
+struct ProblemFlags {
+  int64_t batch = 1;
+  int64_t heads = 0, heads_q = 0, heads_kv = 0;
+  int64_t seqlen = 0, seqlen_q = 0, seqlen_k = 0;
+  int64_t head_dim = 64;
+  std::string dtype = "fp32";
+  bool causal = false;
+  std::string window;  // "L,R"
+  double scale = 0.0;  // 0: not given
+  uint64_t seed = 0;
+
+  // Defaults a subcommand wants when the user gives no size (e.g. a tiny demo problem).
+  int64_t default_heads = 1;
+  int64_t default_seqlen = 128;
+
+  void add_to(CLI::App& app);
+  // The AttnProblem the flags describe, validated; throws UsageError naming the constraint.
+  AttnProblem problem() const;
+};
+
+// A registered subcommand: its CLI11 node and what to run when it was chosen.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+using Commands = std::vector<Command>;
+
+// Each subcommand file defines one of these; main() calls them in this order.
+void add_reference_commands(CLI::App& root, Commands& out);  // reference
+void add_simulator_commands(CLI::App& root, Commands& out);  // simulate, sweep, machines
+void add_kernel_commands(CLI::App& root, Commands& out);     // run, kernels
+
+}  // namespace ioattn::cli

@@ -1,0 +1,99 @@
+// ioattn/problem.hpp: AttnProblem, the one description of an attention problem.
+//
+// Shapes and layout (BSHD, all tensors contiguous, element strides):
+//
+//   Q, O, dQ, dO : (batch, seqlen_q, heads_q,  head_dim)  strides (seqlen_q*heads_q*d, heads_q*d, d, 1)
+//   K, V, dK, dV : (batch, seqlen_k, heads_kv, head_dim)  strides (seqlen_k*heads_kv*d, heads_kv*d, d, 1)
+//   LSE          : (batch, heads_q, seqlen_q)             strides (heads_q*seqlen_q, seqlen_q, 1), fp32
+//
+// Grouped-query attention: query head h reads key/value head h / (heads_q / heads_kv); heads_kv ==
+// heads_q is multi-head attention, heads_kv == 1 is multi-query attention.
+//
+// Output contract (every implementation):
+//   S   = scale * Q K^T, masked by MaskSpec (mask.hpp) to -inf
+//   LSE = log(sum_j exp(S_ij))  (natural log, fp32), -inf for a row with every key masked
+//   O   = softmax(S) V, and O = 0 (never NaN) for a fully masked row
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "ioattn/config.hpp"
+#include "ioattn/dtype.hpp"
+#include "ioattn/mask.hpp"
+
+namespace ioattn {
+
+struct AttnProblem {
+  int64_t batch = 1;
+  int64_t heads_q = 1;
+  int64_t heads_kv = 1;
+  int64_t seqlen_q = 1;
+  int64_t seqlen_k = 1;
+  int64_t head_dim = 64;
+  std::optional<double> scale;  // softmax scale; unset means 1/sqrt(head_dim)
+  bool causal = false;
+  int64_t window_left = -1;   // -1: unbounded
+  int64_t window_right = -1;  // -1: unbounded
+  DType dtype = DType::fp32;
+
+  double softmax_scale() const {
+    return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
+  }
+  MaskSpec mask() const { return {seqlen_q, seqlen_k, causal, window_left, window_right}; }
+  int64_t group_size() const { return heads_q / heads_kv; }  // query heads per K/V head
+  int64_t kv_head_of(int64_t h) const { return h / group_size(); }
+
+  // Element counts of the tensors in the layout above.
+  int64_t q_elems() const { return batch * seqlen_q * heads_q * head_dim; }
+  int64_t kv_elems() const { return batch * seqlen_k * heads_kv * head_dim; }
+  int64_t lse_elems() const { return batch * heads_q * seqlen_q; }
+  // Scores one (batch, head) pair would materialize: the naive algorithm's S and P.
+  int64_t score_elems_per_head() const { return seqlen_q * seqlen_k; }
+
+  // Offsets of element (b, s, h, x) in the BSHD tensors and of LSE(b, h, s).
+  int64_t q_offset(int64_t b, int64_t s, int64_t h, int64_t x) const {
+    return ((b * seqlen_q + s) * heads_q + h) * head_dim + x;
+  }
+  int64_t kv_offset(int64_t b, int64_t s, int64_t h, int64_t x) const {
+    return ((b * seqlen_k + s) * heads_kv + h) * head_dim + x;
+  }
+  int64_t lse_offset(int64_t b, int64_t h, int64_t s) const { return (b * heads_q + h) * seqlen_q + s; }
+
+  // The first violated constraint as one line, or nullopt for a valid problem. Every entry point
+  // (reference, simulator, kernel launchers, CLI) calls this before anything else.
+  std::optional<std::string> validate() const;
+};
+
+// Caps that keep every size product well inside int64 (and a generated problem reasonable).
+inline constexpr int64_t kMaxSeqlen = int64_t{1} << 24;
+inline constexpr int64_t kMaxHeadDim = 1024;
+inline constexpr int64_t kMaxBatchHeads = int64_t{1} << 20;
+
+inline std::optional<std::string> AttnProblem::validate() const {
+  auto positive = [](int64_t v, const char* name) -> std::optional<std::string> {
+    if (v <= 0) return std::string(name) + " must be >= 1 (got " + std::to_string(v) + ")";
+    return std::nullopt;
+  };
+  for (auto [v, name] : {std::pair{batch, "batch"}, {heads_q, "heads_q"}, {heads_kv, "heads_kv"},
+                         {seqlen_q, "seqlen_q"}, {seqlen_k, "seqlen_k"}, {head_dim, "head_dim"}}) {
+    if (auto e = positive(v, name)) return e;
+  }
+  if (heads_q % heads_kv != 0)
+    return "heads_q (" + std::to_string(heads_q) + ") must be divisible by heads_kv (" +
+           std::to_string(heads_kv) + ")";
+  if (seqlen_q > kMaxSeqlen || seqlen_k > kMaxSeqlen)
+    return "seqlen_q and seqlen_k must be <= " + std::to_string(kMaxSeqlen);
+  if (head_dim > kMaxHeadDim) return "head_dim must be <= " + std::to_string(kMaxHeadDim);
+  if (batch * heads_q > kMaxBatchHeads)
+    return "batch * heads_q must be <= " + std::to_string(kMaxBatchHeads);
+  if (window_left < -1 || window_right < -1)
+    return "window bounds must be -1 (unbounded) or >= 0";
+  if (scale && !(std::isfinite(*scale) && *scale > 0.0))
+    return "scale must be a finite positive number";
+  return std::nullopt;
+}
+
+}  // namespace ioattn
