@@ -57,6 +57,23 @@ struct KernelInfo {
                          void* workspace, void* stream) = nullptr;
 };
 
+// What a variant file defines: three free functions named after the variant id (the file's stem),
+// declared by this macro in the variant file and in registry.cpp, e.g.
+//   IOATTN_DECLARE_VARIANT(v01_naive)  ->  v01_naive_supports, v01_naive_workspace_bytes,
+//                                          v01_naive_launch
+#define IOATTN_DECLARE_VARIANT(id)                                                              \
+  ::ioattn::kernels::LaunchStatus id##_supports(const ::ioattn::AttnProblem& p,                  \
+                                                const ::ioattn::kernels::KernelOptions& opt);    \
+  std::size_t id##_workspace_bytes(const ::ioattn::AttnProblem& p,                               \
+                                   const ::ioattn::kernels::KernelOptions& opt);                 \
+  ::ioattn::kernels::LaunchStatus id##_launch(                                                   \
+      const ::ioattn::AttnProblem& p, const ::ioattn::kernels::DeviceTensors& t,                 \
+      const ::ioattn::kernels::KernelOptions& opt, void* workspace, void* stream)
+
+// True when this build has the GPU variants (nvcc found); otherwise the registry holds metadata
+// only and every launch answers "built without GPU support".
+bool built_with_gpu();
+
 // All variants in ladder order.
 std::span<const KernelInfo> registry();
 // nullptr when no variant has that name.

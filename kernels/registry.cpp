@@ -1,0 +1,56 @@
+// kernels/registry.cpp: the ladder, in order, as one table of name -> (metadata, launcher).
+//
+// To add a variant: write kernels/vNN_name.hip defining vNN_name_{supports,workspace_bytes,launch}
+// (see IOATTN_DECLARE_VARIANT in launch.hpp), add its file to IOATTN_KERNEL_VARIANTS in
+// kernels/CMakeLists.txt, and add ONE line to IOATTN_LADDER below. Tests, CLI, C ABI and the
+// benchmark pick it up from here.
+//
+// Without nvcc this file is the whole library: the metadata still lists the ladder, and every
+// launch answers "built without GPU support".
+#include <algorithm>
+
+#include "kernels/launch.hpp"
+
+// X(id, strategy, dtypes, head_dims, takes_tile_sizes, idea)
+// clang-format off
+#define IOATTN_LADDER(X) \
+  X(v01_naive,      "standard", "fp32,fp16,bf16", "any",      false, "three passes: S = scale*QK^T to HBM, softmax in place, O = P*V")
+// clang-format on
+
+namespace ioattn::kernels {
+
+#if defined(IOATTN_KERNELS_GPU)
+#define IOATTN_DECLARE(id, ...) IOATTN_DECLARE_VARIANT(id);
+IOATTN_LADDER(IOATTN_DECLARE)
+#undef IOATTN_DECLARE
+#define IOATTN_OPS(id) &id##_supports, &id##_workspace_bytes, &id##_launch
+bool built_with_gpu() { return true; }
+#else
+namespace {
+constexpr const char* kNoGpu = "built without GPU support (nvcc was not found at configure time)";
+LaunchStatus no_gpu_supports(const AttnProblem&, const KernelOptions&) { return kNoGpu; }
+std::size_t no_gpu_workspace(const AttnProblem&, const KernelOptions&) { return 0; }
+LaunchStatus no_gpu_launch(const AttnProblem&, const DeviceTensors&, const KernelOptions&, void*, void*) {
+  return kNoGpu;
+}
+}  // namespace
+#define IOATTN_OPS(id) &no_gpu_supports, &no_gpu_workspace, &no_gpu_launch
+bool built_with_gpu() { return false; }
+#endif
+
+namespace {
+#define IOATTN_ENTRY(id, strategy, dtypes, head_dims, tiles, idea) \
+  KernelInfo{#id, idea, strategy, dtypes, head_dims, tiles, IOATTN_OPS(id)},
+const KernelInfo kLadder[] = {IOATTN_LADDER(IOATTN_ENTRY)};
+#undef IOATTN_ENTRY
+}  // namespace
+
+std::span<const KernelInfo> registry() { return kLadder; }
+
+const KernelInfo* find_kernel(std::string_view name) {
+  const auto it = std::find_if(std::begin(kLadder), std::end(kLadder),
+                               [&](const KernelInfo& k) { return k.name == name; });
+  return it == std::end(kLadder) ? nullptr : &*it;
+}
+
+}  // namespace ioattn::kernels
