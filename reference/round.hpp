@@ -1,0 +1,44 @@
+// reference/round.hpp: rounding a float to the nearest value of an input dtype.
+//
+// Every host tensor in ioattn is a std::vector<float> whose values are exactly representable in
+// the problem's dtype (dtype.hpp). Rounding goes through Eigen's own fp16/bf16 types, which round
+// to nearest-even as the hardware conversions (__float2half_rn, __float2bfloat16_rn) do:
+//
+//   fp32 : identity
+//   fp16 : float -> Eigen::half     -> float   (11 significand bits, max 65504, overflow -> inf)
+//   bf16 : float -> Eigen::bfloat16 -> float   ( 8 significand bits, fp32 exponent range)
+//
+// The same-precision baseline and the tiled algorithms call round_to() exactly where a real
+// low-precision implementation converts: the inputs, the probabilities P before P·V, the outputs.
+#pragma once
+
+#include <span>
+
+#include <Eigen/Core>
+
+#include "ioattn/dtype.hpp"
+
+namespace ioattn::ref {
+
+inline float round_to(DType t, float x) {
+  switch (t) {
+    case DType::fp32: return x;
+    case DType::fp16: return static_cast<float>(Eigen::half(x));
+    case DType::bf16: return static_cast<float>(Eigen::bfloat16(x));
+  }
+  return x;
+}
+
+inline void round_in_place(DType t, std::span<float> xs) {
+  if (t == DType::fp32) return;
+  for (float& x : xs) x = round_to(t, x);
+}
+
+// True when every value is exactly representable in the dtype (NaN never is).
+inline bool representable(DType t, std::span<const float> xs) {
+  for (float x : xs)
+    if (x != x || round_to(t, x) != x) return false;
+  return true;
+}
+
+}  // namespace ioattn::ref
