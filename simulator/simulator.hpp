@@ -1,0 +1,273 @@
+// simulator/simulator.hpp: the IO-cost simulator's public API.
+//
+// Three inputs kept apart, as in Timeloop:
+//   AttnProblem (include/ioattn/problem.hpp)  what is computed
+//   Machine     (machines/*.json)             what it runs on; every number carries its source
+//   Tiling      (this file)                   how it is blocked: strategy (hence loop order),
+//                                             Br, Bc, splits, residency, CTAs per CU
+// and one output, Result: per kernel and per memory level (HBM, L2, LDS) the bytes read and
+// written, matrix and other FLOPs, peak extra device memory, roofline time and the bound that won.
+//
+// Strategies are loop nests over tiles (strategies.cpp builds them, nest.cpp counts them); the
+// closed forms of the FlashAttention papers live only in verify/simulator as oracles. See
+// simulator/README.md for the model, every assumption and what it leaves out.
+//
+// Units: bytes, FLOP, FLOP/s, bytes/s, seconds. Traffic counts are exact integers (int64).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ioattn/flops.hpp"
+#include "ioattn/problem.hpp"
+
+namespace ioattn::sim {
+
+// Bad input to the simulator (unknown machine or strategy, tiling that does not fit, malformed
+// catalog). The CLI turns it into a one-line error and exit code 2.
+struct SimError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Machine
+// ---------------------------------------------------------------------------------------------
+
+// A number and where it came from (datasheet URL or document name, or "measured: ...").
+struct Sourced {
+  double value = 0.0;
+  std::string source;
+};
+
+struct Machine {
+  std::string name;          // catalog key: "h200", "mi300x", ...
+  std::string display_name;  // "NVIDIA H200 SXM 141GB"
+  std::string vendor;        // "nvidia" | "amd"
+  std::string arch;          // "sm_90", "gfx90a", ...
+  std::string notes;         // e.g. "one GCD of the MI250X package counts as one device"
+
+  Sourced compute_units;           // SMs (NVIDIA) or CUs (AMD)
+  Sourced wave_size;               // threads per warp / wavefront
+  Sourced clock_hz;                // boost clock
+  Sourced lds_bytes_per_cu;        // shared memory / LDS per SM or CU
+  Sourced lds_bytes_per_cta;       // the most one CTA (workgroup) may allocate
+  Sourced register_bytes_per_cu;   // register file per SM / CU (AMD: VGPRs + AGPRs)
+  Sourced max_ctas_per_cu;         // resident CTAs per SM / workgroups per CU
+  Sourced l2_bytes;                // L2 capacity
+  std::optional<Sourced> infinity_cache_bytes;  // MI300X: the MALL between L2 and HBM
+  Sourced hbm_capacity_bytes;
+  Sourced hbm_bandwidth;           // bytes/s, datasheet peak
+  Sourced matrix_fp16;             // dense FLOP/s of the matrix units (no sparsity)
+  Sourced matrix_bf16;
+  std::optional<Sourced> matrix_fp8;  // absent where the hardware has none (A100, RTX 3090, MI210)
+  Sourced matrix_fp32;             // fp32 inputs: matrix units where they take fp32 (CDNA), else vector
+  Sourced vector_fp32;             // non-matrix fp32 FLOP/s (softmax, scaling, ...)
+  Sourced launch_overhead_s;       // per kernel launch
+
+  // Measured ceilings beside the datasheet (H200: /work/shared/PLATFORM.md). Used for time when
+  // Options::measured_ceilings is set and the number exists.
+  std::optional<Sourced> measured_bandwidth;    // copy (read + write) bytes/s
+  std::optional<Sourced> measured_matrix_bf16;  // GEMM FLOP/s
+  std::optional<Sourced> measured_matrix_fp16;
+  std::optional<Sourced> measured_vector_fp32;  // fp32 GEMM without TF32
+
+  // The cache the L2 wave model holds working sets against: the Infinity Cache where there is
+  // one (it is the last level before HBM), else L2.
+  int64_t llc_bytes() const;
+  std::string llc_name() const;  // "L2" or "Infinity Cache"
+};
+
+// Reads one machine file / every *.json of a folder. Throws SimError naming the file and field.
+Machine load_machine(const std::filesystem::path& file);
+std::vector<Machine> load_catalog(const std::filesystem::path& dir);
+// The folder of the built-in catalog: $IOATTN_MACHINES if set, else simulator/machines of the
+// source tree (compiled in).
+std::filesystem::path default_catalog_dir();
+// The catalog entry called `name` (case-insensitive); SimError listing the known names otherwise.
+const Machine& find_machine(const std::vector<Machine>& catalog, std::string_view name);
+
+// ---------------------------------------------------------------------------------------------
+// Tiling
+// ---------------------------------------------------------------------------------------------
+
+// The loop order follows from the strategy:
+//   standard  unfused kernels, S and P materialized in HBM (FlashAttention paper, Algorithm 0)
+//   fa1       K/V blocks outer, Q blocks inner: O, m, l re-read and re-written per K/V block
+//             (FlashAttention, Algorithm 1; one CTA per (batch, head) runs both loops)
+//   fa2       Q blocks outer (one CTA each), K/V blocks inner: O stays on chip (FlashAttention-2)
+//   splitkv   fa2 with the K/V loop cut into `splits` ranges, each a CTA writing partial O and
+//             LSE (fp32) to HBM, then a combine kernel (Flash-Decoding)
+enum class Strategy { standard, fa1, fa2, splitkv };
+enum class LoopOrder { unfused, kv_outer, q_outer };
+// How the flash backward produces dQ: accumulated with fp32 atomics into a dQ_accum buffer by
+// the K/V-outer kernel (then converted), or by a second, Q-outer kernel that recomputes S and dP.
+// fa1 always uses its paper's read-modify-write of dQ_i (the same traffic as atomics).
+enum class DqMode { atomic, separate };
+
+std::string_view strategy_name(Strategy s);
+std::optional<Strategy> parse_strategy(std::string_view s);
+LoopOrder loop_order(Strategy s);
+std::string_view loop_order_name(LoopOrder o);
+std::string_view pass_name(Pass p);
+std::optional<Pass> parse_pass(std::string_view s);
+std::string_view dq_mode_name(DqMode m);
+
+struct Tiling {
+  Strategy strategy = Strategy::fa2;
+  int64_t Br = 64;               // query rows per tile
+  int64_t Bc = 64;               // key/value rows per tile
+  int64_t splits = 1;            // splitkv: K/V ranges per query block (1 for the others)
+  int64_t ctas_per_cu = 0;       // 0: as many as LDS, registers and the machine allow
+  bool q_in_registers = false;   // Q_i held in registers (else staged in LDS) over the inner loop
+  bool p_through_lds = false;    // P staged in LDS between S = QK^T and PV (else in registers)
+  DqMode dq = DqMode::atomic;    // flash backward (fa2, splitkv)
+};
+
+// On-chip footprint of one CTA of the strategy's main kernel (the largest of the pass).
+struct Footprint {
+  int64_t lds_bytes = 0;       // tiles staged in LDS
+  int64_t register_bytes = 0;  // accumulators and register-resident tiles (fp32 where accumulated)
+};
+Footprint footprint(const AttnProblem& p, const Tiling& t, Pass pass);
+
+// Resident CTAs per CU the tiling gets on the machine (t.ctas_per_cu if set), or 0 when one CTA
+// does not fit; `why` names the binding constraint.
+int64_t occupancy(const AttnProblem& p, const Machine& m, const Tiling& t, Pass pass,
+                  std::string* why = nullptr);
+// nullopt when the tiling runs on the machine, else one line naming the constraint.
+std::optional<std::string> check_fits(const AttnProblem& p, const Machine& m, const Tiling& t,
+                                      Pass pass);
+
+// Block sizes: the FlashAttention paper's rule and a search over feasible tiles.
+struct BlockChoice {
+  int64_t Br = 0, Bc = 0;
+  int64_t M_elems = 0;     // on-chip memory in elements the rule used (paper rule)
+  bool fits = false;       // passes check_fits as a Tiling of the strategy
+  std::string rule;        // how it was chosen, one line
+};
+// Bc = ceil(M / 4d), Br = min(ceil(M / 4d), d), M = LDS per CU in elements of the dtype.
+BlockChoice paper_block_sizes(const AttnProblem& p, const Machine& m, Strategy s = Strategy::fa2,
+                              Pass pass = Pass::fwd);
+// Every (Br, Bc) in {16, 32, 64, 128, 256}^2 that fits LDS and registers; the one with the least
+// modeled time (ties: least HBM traffic, then larger tiles). Empty Br = 0 when none fits.
+struct Options;
+BlockChoice search_block_sizes(const AttnProblem& p, const Machine& m, const Tiling& base,
+                               const Options& o);
+
+// ---------------------------------------------------------------------------------------------
+// Simulation
+// ---------------------------------------------------------------------------------------------
+
+struct Options {
+  Pass pass = Pass::fwd;
+  bool no_l2 = false;            // HBM = LDS reuse only (every global access reaches HBM)
+  bool mask_tensor = false;      // standard: an explicit (N_q, N_k) additive mask in its own pass
+  double dropout = 0.0;          // standard: > 0 adds a dropout pass (forward and backward)
+  bool measured_ceilings = true; // time from measured ceilings where the machine has them
+};
+
+struct Traffic {
+  int64_t read = 0;
+  int64_t write = 0;
+  int64_t total() const { return read + write; }
+  Traffic& operator+=(const Traffic& o) {
+    read += o.read;
+    write += o.write;
+    return *this;
+  }
+};
+
+// One tensor's traffic inside one kernel (all levels), for teaching and for the trace tests.
+struct TensorTraffic {
+  std::string tensor;       // "Q", "K", "V", "O", "LSE", "m", "l", "S", "P", "dQ_accum", ...
+  int64_t elem_bytes = 0;   // bytes per element as stored
+  Traffic hbm;              // as modeled (L2-aware unless --no-l2)
+  Traffic hbm_no_l2;        // every global access
+  Traffic hbm_compulsory;   // distinct bytes the kernel must touch
+};
+
+struct KernelResult {
+  std::string name;             // "fa2_fwd", "qk_gemm", "softmax", "combine", ...
+  int64_t grid = 0;             // CTAs launched
+  int64_t ctas_per_cu = 0;      // occupancy used by the wave model and the roofline
+  int64_t waves = 0;            // ceil(grid / (CUs * ctas_per_cu))
+  double wave_efficiency = 1.0; // grid / (waves * CUs * ctas_per_cu)
+  Traffic hbm, hbm_no_l2, hbm_compulsory;
+  Traffic l2;                   // bytes requested from L2 by the CUs (= every global access)
+  Traffic lds;
+  double matrix_flops = 0.0;    // exact FLOPs of the tiles computed (2 per MAC)
+  double other_flops = 0.0;     // softmax, scaling, rescaling, masking, dropout (see README)
+  std::string l2_regime;        // "no-l2", "streaming", "fits", "exceeds", "mixed"
+  double l2_hit_rate = 0.0;     // 1 - hbm.read / l2.read
+  double t_compute_s = 0.0, t_memory_s = 0.0, time_s = 0.0;
+  std::string bound;            // "compute", "memory" or "launch"
+  std::vector<TensorTraffic> tensors;
+};
+
+struct Result {
+  AttnProblem problem;
+  std::string machine;
+  Tiling tiling;
+  Options options;
+  int64_t ctas_per_cu = 0;
+  std::vector<KernelResult> kernels;
+  // Totals over kernels.
+  Traffic hbm, hbm_no_l2, hbm_compulsory, l2, lds;
+  double matrix_flops = 0.0, other_flops = 0.0;
+  double flops() const { return matrix_flops + other_flops; }
+  double conventional_flops = 0.0;  // flops.hpp convention, for TFLOP/s comparable to papers
+  int64_t extra_memory_bytes = 0;   // peak device memory beyond Q, K, V, O (and dO, dQ, dK, dV)
+  double time_s = 0.0;
+  std::string bound;                // bound of the kernel that takes the most time
+  std::string l2_regime;            // of the main kernel
+};
+
+// The model. Throws SimError for an invalid problem, a tiling that does not fit the machine, or
+// options the strategy does not support.
+Result simulate(const AttnProblem& p, const Machine& m, const Tiling& t, const Options& o = {});
+
+// Same, without the fit check (the sweep and the search also report tilings that do not fit).
+Result simulate_unchecked(const AttnProblem& p, const Machine& m, const Tiling& t, const Options& o);
+
+// ---------------------------------------------------------------------------------------------
+// Sweep: tidy rows, one per machine x strategy x N x tiling x pass (columns in README.md).
+// ---------------------------------------------------------------------------------------------
+
+struct TilingPreset {
+  std::string name;  // "64x64", "128x64", "128x128", "search"
+  int64_t Br = 0, Bc = 0;  // 0, 0: search_block_sizes per row
+};
+std::vector<TilingPreset> default_tiling_presets();
+
+struct SweepSpec {
+  std::vector<std::string> machines;     // catalog names; empty: all
+  std::vector<Strategy> strategies{Strategy::standard, Strategy::fa1, Strategy::fa2, Strategy::splitkv};
+  std::vector<int64_t> seqlens;          // N (seqlen_q = seqlen_k = N); empty: 128 .. 65536
+  std::vector<TilingPreset> tilings;     // empty: default_tiling_presets()
+  std::vector<Pass> passes{Pass::fwd};
+  AttnProblem base;                      // batch, heads, head_dim, dtype, mask of every row
+  int64_t tokens = 0;                    // > 0: batch = max(1, tokens / N) per row
+  int64_t splits = 4;                    // for splitkv
+  Options options;                       // no_l2, mask_tensor, dropout, ceilings (pass is per row)
+};
+
+struct SweepRow {
+  std::string machine, strategy, tiling, pass;
+  AttnProblem problem;
+  int64_t Br = 0, Bc = 0, splits = 1, ctas_per_cu = 0;
+  bool fits = false;
+  Result result;
+};
+
+std::vector<SweepRow> sweep(const SweepSpec& spec, const std::vector<Machine>& catalog);
+// The CSV header and rows (RFC 4180, '.' decimal point, no quoting needed: no commas in fields).
+std::vector<std::string> sweep_csv_columns();
+void write_sweep_csv(std::ostream& out, const std::vector<SweepRow>& rows);
+
+}  // namespace ioattn::sim
