@@ -1,0 +1,46 @@
+// reference/inputs.cpp: deterministic random inputs Q, K, V, dO for a problem.
+#include <cmath>
+#include <random>
+
+#include "detail.hpp"
+
+namespace ioattn::ref {
+
+namespace {
+
+// Fills v with N(0, std^2) samples rounded to the dtype. One generator per tensor, seeded from
+// (seed, tensor id), so that Q does not change when, say, the options of dO do.
+std::vector<float> normal_tensor(int64_t n, double stddev, uint64_t seed, uint64_t tensor_id,
+                                 DType dtype) {
+  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                    static_cast<uint32_t>(tensor_id)};
+  std::mt19937_64 rng(seq);
+  std::normal_distribution<double> dist(0.0, stddev);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = round_to(dtype, static_cast<float>(dist(rng)));
+  return v;
+}
+
+}  // namespace
+
+Inputs make_inputs(const AttnProblem& p, uint64_t seed, InputOptions opt) {
+  if (auto e = p.validate()) throw ReferenceError(*e);
+  if (auto e = memory_error(p, Algorithm::tiled_backward)) throw ReferenceError(*e);
+  if (!(opt.logit_std > 0.0 && std::isfinite(opt.logit_std)))
+    throw ReferenceError("logit_std must be a finite positive number");
+  // scale * q.k is a sum of d products of two N(0, a^2) variables: its std is scale * sqrt(d) * a^2.
+  const double a = std::sqrt(opt.logit_std / (p.softmax_scale() * std::sqrt(double(p.head_dim))));
+  Inputs in;
+  in.q = normal_tensor(p.q_elems(), a, seed, 1, p.dtype);
+  in.k = normal_tensor(p.kv_elems(), a, seed, 2, p.dtype);
+  in.v = normal_tensor(p.kv_elems(), opt.v_std, seed, 3, p.dtype);
+  in.d_o = normal_tensor(p.q_elems(), opt.do_std, seed, 4, p.dtype);
+  return in;
+}
+
+Inputs64 widen(const Inputs& in) {
+  auto w = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+  return {w(in.q), w(in.k), w(in.v), w(in.d_o)};
+}
+
+}  // namespace ioattn::ref
