@@ -1,0 +1,72 @@
+// verify/support/property.cpp: the property runner (see property.hpp).
+#include "property.hpp"
+
+#include <cstdlib>
+#include <iostream>
+#include <random>
+
+#include <fmt/format.h>
+#include <rapidcheck/detail/TestListenerAdapter.h>
+
+namespace ioattn::verify {
+
+uint64_t run_seed() {
+  static const uint64_t seed = [] {
+    const char* env = std::getenv("RC_SEED");
+    if (env && std::string(env) == "random") {
+      std::random_device rd;
+      const uint64_t s = (uint64_t(rd()) << 32) ^ rd();
+      fmt::print("RC_SEED=random: this run uses seed {} (replay with RC_SEED={})\n", s, s);
+      return s;
+    }
+    if (env && *env) {
+      char* end = nullptr;
+      const uint64_t s = std::strtoull(env, &end, 10);
+      if (end && *end == '\0') return s;
+      fmt::print(stderr, "RC_SEED must be a number or 'random' (got '{}'); using the default\n", env);
+    }
+    const uint64_t from_params = rc::detail::configuration().testParams.seed;
+    return from_params != 0 && std::getenv("RC_PARAMS") ? from_params : uint64_t{20261129};
+  }();
+  return seed;
+}
+
+int run_properties(const std::vector<Property>& props) {
+  const auto& config = rc::detail::configuration();
+  const uint64_t seed = run_seed();
+  const bool cases_overridden = config.testParams.maxSuccess != rc::detail::TestParams{}.maxSuccess;
+  double scale = 1.0;
+  if (const char* s = std::getenv("IOATTN_RC_SCALE")) scale = std::max(0.0, std::atof(s));
+  fmt::print("seed {} (RC_SEED)\n", seed);
+  int failed = 0;
+  for (const auto& prop : props) {
+    rc::detail::TestParams params = config.testParams;
+    params.seed = seed;
+    params.maxSuccess = cases_overridden ? config.testParams.maxSuccess
+                                         : std::max(1, static_cast<int>(prop.cases * scale));
+    rc::detail::TestMetadata meta;
+    meta.id = prop.name;
+    meta.description = prop.name;
+    std::cout << "- " << prop.name << std::endl;
+    rc::detail::TestListenerAdapter listener;
+    const auto result = rc::detail::checkProperty(rc::detail::toProperty(prop.body), meta, params,
+                                                  listener, config.reproduce);
+    rc::detail::printResultMessage(result, std::cout);
+    std::cout << std::endl;
+    rc::detail::SuccessResult success;
+    if (result.match(success)) {
+      fmt::print("property {}: {} cases passed\n", prop.name, success.numSuccess);
+    } else {
+      ++failed;
+      fmt::print("property {}: FAILED (replay with RC_SEED={})\n", prop.name, seed);
+    }
+    std::fflush(stdout);
+  }
+  return failed ? 1 : 0;
+}
+
+void require(const RuleResult& r, std::string_view what) {
+  if (!r.pass) RC_FAIL(r.describe(what, run_seed()));
+}
+
+}  // namespace ioattn::verify
