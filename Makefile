@@ -24,5 +24,16 @@ build: configure
 test: build
 	RC_SEED=$(RC_SEED) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+# make figures: drivers -> CSV -> plots -> paper, outputs in $(FIG_OUT) (figures/, paper.pdf, results/).
+# Builds only what the drivers need. `make figures GPU=1` first re-measures the H200 data with
+# experiments/gpu/run_h200.sh (needs an NVIDIA GPU). See experiments/README.md.
+FIG_OUT ?= out
+GPU ?= 0
+FIG_TARGETS ?= ioattn ioattn_exp_cpu_reference
+
+figures: configure
+	cmake --build $(BUILD) -j $(JOBS) --target $(FIG_TARGETS)
+	/usr/bin/python3 experiments/make_figures.py --build $(BUILD) --out $(FIG_OUT) $(if $(filter 1,$(GPU)),--gpu,)
+
 clean:
 	rm -rf $(BUILD)
