@@ -12,8 +12,17 @@
 // handled first: P_i = 0, O_i = 0, LSE_i = -inf.
 //
 // Backward, for L = sum(dO o O):
-//   dV = P^T dO,   dP = dO V^T,   D_i = sum_j P_ij dP_ij,   dS = P o (dP - D),
+//   dV = P^T dO,   dP = dO V^T,   D_i = sum_j P_ij dP_ij = sum_x dO_ix O_ix,   dS = P o (dP - D),
 //   dQ = scale * dS K,   dK = scale * dS^T Q.
+// The backward starts from the forward's saved state, as the output contract defines it: O in the
+// dtype and LSE in T (fp32 for the baseline). So P = exp(S - LSE) and D = rowsum(dO o O), the
+// formulas of FlashAttention's backward. Both are equal to the textbook softmax backward
+// (P = softmax(S), D = rowsum(P o dP)) in exact arithmetic but not in rounding, and the baseline
+// must carry the same conditioning as the algorithms the error rule judges:
+//  - an fp32 LSE of magnitude |LSE| is known to |LSE| 2^-24, a relative error of every P;
+//  - with a saturated softmax (one P_ij ~ 1) dP_ij - D_i cancels to ~0, and its rounding error
+//    u |dO| |V|, times scale * K, dominates dQ and dK.
+// (With logits of ~1e4 both effects are far above u: see reference/README.md, "Limits".)
 // With GQA the query heads of a group share K and V, so dK and dV sum over the group; the work is
 // therefore split over (batch, kv head) and the group's query heads run in one thread.
 //
@@ -24,6 +33,7 @@
 #include <cmath>
 
 #include "detail.hpp"
+#include "scores.hpp"
 
 namespace ioattn::ref {
 
@@ -49,15 +59,31 @@ MatR<T> kv_dense(const AttnProblem& p, const std::vector<TI>& t, int64_t b, int6
   return detail::kv_head(p, t, b, hk).template cast<T>();
 }
 
+// S = scale * Q K^T for query head h of batch b, masked to -inf.                     (Nq, Nk)
+template <class T, class TI>
+MatR<T> masked_scores(const AttnProblem& p, const InputTensors<TI>& in, int64_t b, int64_t h) {
+  const MatR<T> q = q_dense<T>(p, in.q, b, h);                 // (Nq, d)
+  const MatR<T> k = kv_dense<T>(p, in.k, b, p.kv_head_of(h));  // (Nk, d)
+  MatR<T> s(p.seqlen_q, p.seqlen_k);                           // (Nq, Nk)
+  if constexpr (std::is_same_v<T, float>) {  // the shared fp32 S kernel (scores.hpp)
+    detail::scores_f32(q.data(), q.outerStride(), k.data(), k.outerStride(), p.seqlen_q, p.seqlen_k,
+                       p.head_dim, static_cast<float>(p.softmax_scale()), s.data(), s.outerStride());
+  } else {
+    s.noalias() = (q * k.transpose()) * static_cast<T>(p.softmax_scale());
+  }
+  const MaskSpec mask = p.mask();
+  for (int64_t i = 0; i < p.seqlen_q; ++i)
+    for (int64_t j = 0; j < p.seqlen_k; ++j)
+      if (!mask.allowed(i, j)) s(i, j) = kNegInf<T>;
+  return s;
+}
+
 // S -> P in place (row softmax of the masked scores); returns LSE per row.
 template <class T>
-VecX<T> masked_softmax(const AttnProblem& p, MatR<T>& s) {
-  const MaskSpec mask = p.mask();
-  VecX<T> lse(p.seqlen_q);
-  for (int64_t i = 0; i < p.seqlen_q; ++i) {
+VecX<T> softmax_in_place(MatR<T>& s) {
+  VecX<T> lse(s.rows());
+  for (int64_t i = 0; i < s.rows(); ++i) {
     auto row = s.row(i);
-    for (int64_t j = 0; j < p.seqlen_k; ++j)
-      if (!mask.allowed(i, j)) row(j) = kNegInf<T>;
     const T m = row.maxCoeff();
     if (m == kNegInf<T>) {  // fully masked row: P = 0, LSE = -inf
       row.setZero();
@@ -76,10 +102,8 @@ VecX<T> masked_softmax(const AttnProblem& p, MatR<T>& s) {
 template <class T, class TI>
 MatR<T> probabilities(const AttnProblem& p, const InputTensors<TI>& in, int64_t b, int64_t h,
                       VecX<T>* lse_out) {
-  const MatR<T> q = q_dense<T>(p, in.q, b, h);                   // (Nq, d)
-  const MatR<T> k = kv_dense<T>(p, in.k, b, p.kv_head_of(h));    // (Nk, d)
-  MatR<T> s = (q * k.transpose()) * static_cast<T>(p.softmax_scale());  // (Nq, Nk)
-  VecX<T> lse = masked_softmax(p, s);
+  MatR<T> s = masked_scores<T>(p, in, b, h);
+  VecX<T> lse = softmax_in_place(s);
   if (lse_out) *lse_out = lse;
   round_mat(p.dtype, s);  // the baseline stores P in the input dtype before P V
   return s;
@@ -122,12 +146,26 @@ GradResult<T> backward_impl(const AttnProblem& p, const InputTensors<TI>& in) {
       MatR<T> dk = MatR<T>::Zero(p.seqlen_k, p.head_dim);
       MatR<T> dv = MatR<T>::Zero(p.seqlen_k, p.head_dim);
       for (int64_t h = hk * p.group_size(); h < (hk + 1) * p.group_size(); ++h) {
-        const MatR<T> prob = probabilities<T>(p, in, b, h, nullptr);  // (Nq, Nk)
+        // The forward's state: O (rounded to the dtype) and LSE (in T: fp32 for the baseline).
+        const MatR<T> s = masked_scores<T>(p, in, b, h);              // (Nq, Nk)
+        MatR<T> p_fwd = s;
+        const VecX<T> lse = softmax_in_place(p_fwd);
+        round_mat(p.dtype, p_fwd);
+        MatR<T> o = p_fwd * v;                                         // (Nq, d)
+        round_mat(p.dtype, o);
+        // P recomputed from the saved LSE, as every backward that keeps (O, LSE) does.
+        MatR<T> prob(p.seqlen_q, p.seqlen_k);                          // (Nq, Nk)
+        for (int64_t i = 0; i < p.seqlen_q; ++i) {
+          if (lse(i) == kNegInf<T>) prob.row(i).setZero();
+          else prob.row(i) = (s.row(i).array() - lse(i)).exp();
+        }
+        MatR<T> prob_op = prob;  // P as a matmul operand, in the input dtype
+        round_mat(p.dtype, prob_op);
         const MatR<T> q = q_dense<T>(p, in.q, b, h);                   // (Nq, d)
         const MatR<T> d_o = q_dense<T>(p, in.d_o, b, h);               // (Nq, d)
-        dv.noalias() += prob.transpose() * d_o;                        // (Nk, d)
+        dv.noalias() += prob_op.transpose() * d_o;                     // (Nk, d)
         const MatR<T> dp = d_o * v.transpose();                        // (Nq, Nk)
-        const VecX<T> d_row = prob.cwiseProduct(dp).rowwise().sum();   // (Nq): D_i
+        const VecX<T> d_row = d_o.cwiseProduct(o).rowwise().sum();     // (Nq): D_i
         MatR<T> ds = prob.cwiseProduct((dp.colwise() - d_row));        // (Nq, Nk)
         round_mat(p.dtype, ds);  // the baseline stores dS in the input dtype before the matmuls
         MatR<T> dq = (ds * k) * scale;                                 // (Nq, d)

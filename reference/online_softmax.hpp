@@ -21,6 +21,7 @@
 #include <cmath>
 
 #include "detail.hpp"
+#include "scores.hpp"
 
 namespace ioattn::ref::detail {
 
@@ -72,13 +73,14 @@ struct OnlineSoftmax {
   }
 };
 
-// S_ij = scale * Q_i K_j^T for query rows [r0, r1) and key rows [c0, c1), masked to -inf unless
-// the whole tile is visible (MaskSpec::tile_unmasked skips the per-element predicate).
+// S_ij = scale * Q_i K_j^T for query rows [r0, r1) and key rows [c0, c1) (scores.hpp), masked to
+// -inf unless the whole tile is visible (MaskSpec::tile_unmasked skips the per-element predicate).
 template <class QBlock, class KBlock>
 void scores(const AttnProblem& p, const QBlock& q_i, const KBlock& k_j, int64_t r0, int64_t c0,
             MatR<float>& s) {
-  s.noalias() = q_i * k_j.transpose();  // (Br, d) x (d, Bc)
-  s *= static_cast<float>(p.softmax_scale());
+  s.resize(q_i.rows(), k_j.rows());  // (Br, Bc)
+  scores_f32(q_i.data(), q_i.outerStride(), k_j.data(), k_j.outerStride(), q_i.rows(), k_j.rows(),
+             p.head_dim, static_cast<float>(p.softmax_scale()), s.data(), s.outerStride());
   const MaskSpec mask = p.mask();
   const int64_t r1 = r0 + s.rows(), c1 = c0 + s.cols();
   if (mask.tile_unmasked(r0, r1, c0, c1)) return;

@@ -49,6 +49,11 @@ std::string describe(const AttnProblem& p);
 namespace ioattn {
 // RapidCheck prints counterexamples with this (found by argument-dependent lookup).
 inline void showValue(const AttnProblem& p, std::ostream& os) { os << verify::describe(p); }
+namespace ref {
+inline void showValue(const Tiling& t, std::ostream& os) {
+  os << "Br=" << t.br << " Bc=" << t.bc << " splits=" << t.splits;
+}
+}  // namespace ref
 }  // namespace ioattn
 
 namespace rc {

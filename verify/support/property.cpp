@@ -37,7 +37,8 @@ int run_properties(const std::vector<Property>& props) {
   const bool cases_overridden = config.testParams.maxSuccess != rc::detail::TestParams{}.maxSuccess;
   double scale = 1.0;
   if (const char* s = std::getenv("IOATTN_RC_SCALE")) scale = std::max(0.0, std::atof(s));
-  fmt::print("seed {} (RC_SEED)\n", seed);
+  // (RapidCheck's own "Using configuration: seed=..." line, if any, is overridden by this one.)
+  fmt::print("ioattn: every property below runs with seed {} (RC_SEED)\n", seed);
   int failed = 0;
   for (const auto& prop : props) {
     rc::detail::TestParams params = config.testParams;
