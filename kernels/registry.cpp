@@ -14,7 +14,9 @@
 // X(id, strategy, dtypes, head_dims, takes_tile_sizes, idea)
 // clang-format off
 #define IOATTN_LADDER(X) \
-  X(v01_naive,      "standard", "fp32,fp16,bf16", "any",      false, "three passes: S = scale*QK^T to HBM, softmax in place, O = P*V")
+  X(v01_naive,      "standard", "fp32,fp16,bf16", "any",      false, "three passes: S = scale*QK^T to HBM, softmax in place, O = P*V") \
+  X(v04_fa2_mma,    "fa2",      "fp16,bf16",      "64,128",   false, "FA2 on matrix cores (mma.sync/MFMA fragments): plain loads, one buffer, mask on every tile") \
+  X(v05_fa2_fast,   "fa2",      "fp16,bf16",      "32,64,96,128,256", true, "v04 + cp.async pipeline, padded smem, ldmatrix, P in registers, exp2, boundary-only masks")
 // clang-format on
 
 namespace ioattn::kernels {
