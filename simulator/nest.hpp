@@ -1,0 +1,127 @@
+// simulator/nest.hpp: the loop-nest description of a kernel, and the counter that walks it.
+//
+// A strategy (strategies.cpp) is a list of kernels. A kernel is one of two shapes:
+//
+//   TiledKernel      for (b, h) in batch x heads_q:            // grid, launch order b, h, s, o
+//                      for s in splits:                        // split-KV ranges (1 otherwise)
+//                        for o in outer blocks:                // one CTA each, or all in one CTA
+//                          [outer accesses: tile o of a tensor along the outer axis]
+//                          for inner blocks t visible to o (and inside split s):
+//                            [inner accesses: tile t of a tensor along the inner axis]
+//                            matmuls on the (rows(o), rows(t)) score tile
+//
+//   StreamKernel     every listed tensor read or written once per (b, h) (unfused GEMMs and
+//                    elementwise passes; the unfused GEMMs are counted as the FlashAttention paper's
+//                    Algorithm 0 counts them: operands once).
+//
+// Nothing here knows FlashAttention: traffic, FLOPs, LDS traffic and the L2 wave model all follow
+// from the loop bounds, the mask (ioattn::MaskSpec) and the accesses' placement in the nest.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ioattn/problem.hpp"
+#include "simulator/simulator.hpp"
+
+namespace ioattn::sim::detail {
+
+// Which instance of a tensor a (b, h) iteration touches.
+enum class Heads {
+  q,       // one per (b, query head): Q, O, LSE, dO, dQ, partial O, ...
+  kv,      // one per (b, key/value head): K, V; shared by the heads_q / heads_kv query heads of a group
+  shared,  // one for the whole problem: an explicit (N_q, N_k) mask tensor broadcast over b and h
+};
+
+// One tensor access of a tiled kernel.
+struct TiledAccess {
+  std::string tensor;
+  Heads heads = Heads::q;
+  bool outer_axis = false;    // tile rows follow the outer loop (else the inner loop)
+  bool write = false;         // else read
+  bool split_private = false; // each split writes its own copy (partial O / LSE): no sharing
+  int64_t width = 0;          // elements per row: d for matrices, 1 for LSE, m, l, D
+  int64_t elem_bytes = 0;
+  int lds_uses = 0;           // staged in LDS and read this many times per visible tile (0: not staged)
+};
+
+// A tile-sized intermediate that lives in LDS (P or dS between two matmuls).
+struct LdsIntermediate {
+  std::string name;
+  int64_t elem_bytes = 0;
+  int reads_per_tile = 1;
+};
+
+struct TiledKernel {
+  std::string name;
+  bool outer_is_q = true;        // outer blocks are query blocks of Br rows (else key blocks of Bc)
+  bool sequential_outer = false; // one CTA per (b, h) walks every outer block (FlashAttention-1)
+  int64_t splits = 1;            // inner range cut into this many CTAs per outer block
+  int matmuls_per_tile = 0;      // (rows x cols x d) matmuls per visible tile, 2 FLOPs per MAC
+  double other_per_score = 0.0;  // non-matmul FLOPs per score element of a visible tile
+  double other_per_row_d_tile = 0.0;   // per (row x d) element per visible tile (O rescaling)
+  double other_per_row_d_outer = 0.0;  // per (row x d) element per outer block (final 1/l)
+  std::vector<TiledAccess> accesses;
+  std::vector<LdsIntermediate> lds_intermediates;
+  Footprint footprint;           // one CTA's LDS and registers
+};
+
+struct StreamAccess {
+  std::string tensor;
+  Heads heads = Heads::q;
+  bool write = false;
+  int64_t rows = 0;   // per instance
+  int64_t width = 0;  // elements per row
+  int64_t elem_bytes = 0;
+};
+
+struct StreamKernel {
+  std::string name;
+  int64_t ctas_per_head = 1;     // for wave quantization only
+  double matrix_flops_per_head = 0.0;
+  double other_flops_per_head = 0.0;
+  int64_t lds_bytes_per_head = 0;  // staged through LDS (GEMM operand tiles): written once, read once
+  std::vector<StreamAccess> accesses;
+};
+
+struct PlannedKernel {
+  bool tiled = false;
+  TiledKernel t;
+  StreamKernel s;
+  const std::string& name() const { return tiled ? t.name : s.name; }
+};
+
+// A device buffer beyond the user tensors, for the peak-memory count: live from the first to the
+// last kernel (index into the plan) that touches it.
+struct Buffer {
+  std::string name;
+  int64_t bytes = 0;
+  int first = 0, last = 0;
+};
+
+struct Plan {
+  std::vector<PlannedKernel> kernels;
+  std::vector<Buffer> buffers;  // extra device memory
+};
+
+// Builds the kernels of one strategy and pass (strategies.cpp). Throws SimError for unsupported
+// combinations (e.g. an explicit mask tensor with a fused strategy).
+Plan build_plan(const AttnProblem& p, const Tiling& t, const Options& o);
+
+// Counts one kernel (nest.cpp). `ctas_per_cu` is the occupancy, `llc_bytes` the cache the wave
+// model holds working sets against (ignored when no_l2).
+KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKernel& k,
+                         int64_t compute_units, int64_t ctas_per_cu, int64_t llc_bytes, bool no_l2);
+KernelResult count_stream(const AttnProblem& p, const StreamKernel& k, int64_t compute_units,
+                          int64_t llc_bytes, bool no_l2);
+
+// The visible inner-block range [begin, end) of outer block o (empty: begin == end), from the
+// mask alone. Exposed for tests.
+struct BlockRange {
+  int64_t begin = 0, end = 0;
+};
+BlockRange visible_inner_blocks(const MaskSpec& mask, bool outer_is_q, int64_t Br, int64_t Bc,
+                                int64_t o);
+
+}  // namespace ioattn::sim::detail

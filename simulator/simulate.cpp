@@ -1,0 +1,339 @@
+// simulator/simulate.cpp: problem x machine x tiling -> Result.
+//
+//   1. build the strategy's kernels as loop nests (strategies.cpp)
+//   2. check every tiled kernel fits the machine (LDS per CTA, registers), derive its occupancy
+//   3. count each kernel (nest.cpp): HBM (no-L2, L2-aware wave model, compulsory), L2, LDS, FLOPs
+//   4. roofline per kernel: max(FLOPs / rate, bytes / bandwidth) / wave efficiency + launch
+//   5. peak extra memory from the buffers' live ranges over the kernel sequence
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "simulator/nest.hpp"
+#include "simulator/simulator.hpp"
+
+namespace ioattn::sim {
+
+std::string_view strategy_name(Strategy s) {
+  switch (s) {
+    case Strategy::standard: return "standard";
+    case Strategy::fa1: return "fa1";
+    case Strategy::fa2: return "fa2";
+    case Strategy::splitkv: return "splitkv";
+  }
+  return "?";
+}
+std::optional<Strategy> parse_strategy(std::string_view s) {
+  for (auto v : {Strategy::standard, Strategy::fa1, Strategy::fa2, Strategy::splitkv})
+    if (s == strategy_name(v)) return v;
+  return std::nullopt;
+}
+LoopOrder loop_order(Strategy s) {
+  switch (s) {
+    case Strategy::standard: return LoopOrder::unfused;
+    case Strategy::fa1: return LoopOrder::kv_outer;
+    default: return LoopOrder::q_outer;
+  }
+}
+std::string_view loop_order_name(LoopOrder o) {
+  switch (o) {
+    case LoopOrder::unfused: return "unfused";
+    case LoopOrder::kv_outer: return "kv-outer";
+    case LoopOrder::q_outer: return "q-outer";
+  }
+  return "?";
+}
+std::string_view pass_name(Pass p) {
+  switch (p) {
+    case Pass::fwd: return "fwd";
+    case Pass::bwd: return "bwd";
+    case Pass::fwdbwd: return "fwdbwd";
+  }
+  return "?";
+}
+std::optional<Pass> parse_pass(std::string_view s) {
+  for (auto v : {Pass::fwd, Pass::bwd, Pass::fwdbwd})
+    if (s == pass_name(v)) return v;
+  return std::nullopt;
+}
+std::string_view dq_mode_name(DqMode m) { return m == DqMode::atomic ? "atomic" : "separate"; }
+
+namespace {
+
+constexpr int64_t kMaxTile = 4096;
+
+void validate_tiling(const Tiling& t) {
+  if (t.Br < 1 || t.Bc < 1 || t.Br > kMaxTile || t.Bc > kMaxTile)
+    throw SimError(fmt::format("tile sizes must be in [1, {}] (got Br={}, Bc={})", kMaxTile, t.Br, t.Bc));
+  if (t.splits < 1) throw SimError(fmt::format("--splits must be >= 1 (got {})", t.splits));
+  if (t.splits > 1 && t.strategy != Strategy::splitkv)
+    throw SimError(fmt::format("--splits applies to --strategy splitkv only (got {} with {})", t.splits,
+                               strategy_name(t.strategy)));
+  if (t.ctas_per_cu < 0) throw SimError(fmt::format("--ctas-per-cu must be >= 0 (got {})", t.ctas_per_cu));
+}
+
+void validate_options(const Options& o) {
+  if (!(o.dropout >= 0.0 && o.dropout < 1.0))
+    throw SimError(fmt::format("--dropout must be in [0, 1) (got {})", o.dropout));
+}
+
+// Resident CTAs per CU for one footprint: 0 when one CTA does not fit.
+int64_t occupancy_of(const Footprint& f, const Machine& m, int64_t requested, std::string* why) {
+  const auto lds_cu = static_cast<int64_t>(m.lds_bytes_per_cu.value);
+  const auto lds_cta = static_cast<int64_t>(m.lds_bytes_per_cta.value);
+  const auto regs = static_cast<int64_t>(m.register_bytes_per_cu.value);
+  const auto max_ctas = static_cast<int64_t>(m.max_ctas_per_cu.value);
+  if (f.lds_bytes > lds_cta) {
+    if (why) *why = fmt::format("needs {} bytes of LDS per CTA, {} allows {} (lds_bytes_per_cta)", f.lds_bytes, m.name, lds_cta);
+    return 0;
+  }
+  if (f.register_bytes > regs) {
+    if (why) *why = fmt::format("needs {} bytes of registers per CTA, {} has {} per CU", f.register_bytes, m.name, regs);
+    return 0;
+  }
+  int64_t occ = max_ctas;
+  if (f.lds_bytes > 0) occ = std::min(occ, lds_cu / f.lds_bytes);
+  if (f.register_bytes > 0) occ = std::min(occ, regs / f.register_bytes);
+  if (requested > 0) {
+    if (requested > occ) {
+      if (why) *why = fmt::format("--ctas-per-cu {} but only {} CTAs fit per CU on {} (LDS {} B, registers {} B per CTA)",
+                                  requested, occ, m.name, f.lds_bytes, f.register_bytes);
+      return 0;
+    }
+    return requested;
+  }
+  return occ;
+}
+
+// Rows that see at least one key, and keys seen by at least one row (both contiguous ranges).
+std::pair<int64_t, int64_t> needed_rows(const MaskSpec& m) {
+  int64_t lo = 0, hi = m.seqlen_q;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (m.row_fully_masked(mid)) lo = mid + 1; else hi = mid;
+  }
+  if (lo >= m.seqlen_q) return {0, 0};
+  return {m.seqlen_q - lo, m.key_end(m.seqlen_q - 1) - m.key_begin(lo)};
+}
+
+// Compulsory HBM traffic of the problem (independent of strategy): every needed input row once,
+// every output once; a forward+backward writes O and LSE and reads them back.
+Traffic problem_compulsory(const AttnProblem& p, Pass pass, bool writes_lse) {
+  const auto [q_rows, k_rows] = needed_rows(p.mask());
+  const int64_t e = static_cast<int64_t>(dtype_bytes(p.dtype)), d = p.head_dim;
+  const int64_t bq = p.batch * p.heads_q, bk = p.batch * p.heads_kv;
+  Traffic c;
+  if (pass != Pass::bwd) {
+    c.read += bq * q_rows * d * e + 2 * bk * k_rows * d * e;
+    c.write += bq * p.seqlen_q * d * e + (writes_lse ? bq * p.seqlen_q * 4 : 0);
+  }
+  if (pass != Pass::fwd) {
+    // Q, K, V, O, dO (needed rows) and LSE in; dQ, dK, dV out (every row: zeros where masked).
+    c.read += bq * q_rows * (3 * d * e + (writes_lse ? 4 : 0)) + 2 * bk * k_rows * d * e;
+    c.write += bq * p.seqlen_q * d * e + 2 * bk * p.seqlen_k * d * e;
+  }
+  return c;
+}
+
+bool is_user_tensor(const std::string& n) {
+  static const std::set<std::string> user{"Q", "K", "V", "O", "dO", "dQ", "dK", "dV"};
+  return user.count(n) > 0;
+}
+
+// Peak extra device memory from live ranges. A buffer read by its first kernel existed before the
+// plan (e.g. LSE or P saved by a forward); a buffer written by its last kernel is an output kept.
+int64_t peak_extra_memory(const AttnProblem& p, const Tiling& t, const detail::Plan& plan) {
+  struct Info { int64_t bytes = 0; int first = -1, last = -1; bool first_read = false, last_write = false; };
+  std::map<std::string, Info> bufs;
+  const int64_t bq = p.batch * p.heads_q, bk = p.batch * p.heads_kv;
+  auto inst = [&](detail::Heads h) { return h == detail::Heads::q ? bq : (h == detail::Heads::kv ? bk : 1); };
+  const int nk = static_cast<int>(plan.kernels.size());
+  for (int ki = 0; ki < nk; ++ki) {
+    const auto& k = plan.kernels[ki];
+    std::map<std::string, std::pair<bool, bool>> touched;  // name -> (read, write)
+    std::map<std::string, int64_t> size;
+    if (k.tiled) {
+      for (const auto& a : k.t.accesses) {
+        const bool q_axis = a.outer_axis == k.t.outer_is_q;
+        const int64_t rows = (q_axis ? p.seqlen_q : p.seqlen_k) * (a.split_private ? k.t.splits : 1);
+        size[a.tensor] = std::max(size[a.tensor], inst(a.heads) * rows * a.width * a.elem_bytes);
+        (a.write ? touched[a.tensor].second : touched[a.tensor].first) = true;
+      }
+    } else {
+      for (const auto& a : k.s.accesses) {
+        size[a.tensor] = std::max(size[a.tensor], inst(a.heads) * a.rows * a.width * a.elem_bytes);
+        (a.write ? touched[a.tensor].second : touched[a.tensor].first) = true;
+      }
+    }
+    for (const auto& [name, rw] : touched) {
+      if (is_user_tensor(name)) continue;
+      Info& b = bufs[name];
+      b.bytes = std::max(b.bytes, size[name]);
+      if (b.first < 0) { b.first = ki; b.first_read = rw.first; }
+      b.last = ki;
+      b.last_write = rw.second;
+    }
+  }
+  (void)t;
+  int64_t peak = 0;
+  for (int ki = 0; ki < nk; ++ki) {
+    int64_t live = 0;
+    for (const auto& [name, b] : bufs) {
+      const int start = b.first_read ? 0 : b.first;
+      const int end = b.last_write ? nk - 1 : b.last;
+      if (start <= ki && ki <= end) live += b.bytes;
+    }
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+double matrix_rate(const Machine& m, DType dt, bool measured) {
+  switch (dt) {
+    case DType::fp16: return measured && m.measured_matrix_fp16 ? m.measured_matrix_fp16->value : m.matrix_fp16.value;
+    case DType::bf16: return measured && m.measured_matrix_bf16 ? m.measured_matrix_bf16->value : m.matrix_bf16.value;
+    case DType::fp32: return measured && m.measured_vector_fp32 ? m.measured_vector_fp32->value : m.matrix_fp32.value;
+  }
+  return m.matrix_fp32.value;
+}
+
+void roofline(KernelResult& k, const Machine& m, DType dt, bool measured) {
+  const double bw = measured && m.measured_bandwidth ? m.measured_bandwidth->value : m.hbm_bandwidth.value;
+  const double eff = k.wave_efficiency > 0.0 ? k.wave_efficiency : 1.0;
+  k.t_compute_s = (k.matrix_flops / matrix_rate(m, dt, measured) + k.other_flops / m.vector_fp32.value) / eff;
+  k.t_memory_s = static_cast<double>(k.hbm.total()) / bw;
+  const double launch = m.launch_overhead_s.value;
+  const double busy = std::max(k.t_compute_s, k.t_memory_s);
+  k.time_s = busy + launch;
+  k.bound = launch > busy ? "launch" : (k.t_compute_s >= k.t_memory_s ? "compute" : "memory");
+}
+
+}  // namespace
+
+Footprint footprint(const AttnProblem& p, const Tiling& t, Pass pass) {
+  Options o;
+  o.pass = pass;
+  Footprint f;
+  for (const auto& k : detail::build_plan(p, t, o).kernels)
+    if (k.tiled) {
+      f.lds_bytes = std::max(f.lds_bytes, k.t.footprint.lds_bytes);
+      f.register_bytes = std::max(f.register_bytes, k.t.footprint.register_bytes);
+    }
+  return f;
+}
+
+int64_t occupancy(const AttnProblem& p, const Machine& m, const Tiling& t, Pass pass, std::string* why) {
+  return occupancy_of(footprint(p, t, pass), m, t.ctas_per_cu, why);
+}
+
+std::optional<std::string> check_fits(const AttnProblem& p, const Machine& m, const Tiling& t, Pass pass) {
+  Options o;
+  o.pass = pass;
+  for (const auto& k : detail::build_plan(p, t, o).kernels) {
+    if (!k.tiled) continue;
+    std::string why;
+    if (occupancy_of(k.t.footprint, m, t.ctas_per_cu, &why) == 0)
+      return fmt::format("tiling Br={} Bc={} does not fit: kernel {} {}", t.Br, t.Bc, k.t.name, why);
+  }
+  return std::nullopt;
+}
+
+BlockChoice paper_block_sizes(const AttnProblem& p, const Machine& m, Strategy s, Pass pass) {
+  BlockChoice b;
+  const int64_t e = static_cast<int64_t>(dtype_bytes(p.dtype)), d = p.head_dim;
+  b.M_elems = static_cast<int64_t>(m.lds_bytes_per_cu.value) / e;
+  const int64_t bc = (b.M_elems + 4 * d - 1) / (4 * d);
+  b.Bc = std::max<int64_t>(1, bc);
+  b.Br = std::max<int64_t>(1, std::min(bc, d));
+  Tiling t;
+  t.strategy = s;
+  t.Br = b.Br;
+  t.Bc = b.Bc;
+  b.fits = !check_fits(p, m, t, pass).has_value();
+  b.rule = fmt::format("FlashAttention rule: M = {} elements of LDS per CU, Bc = ceil(M/4d) = {}, "
+                       "Br = min(ceil(M/4d), d) = {}", b.M_elems, b.Bc, b.Br);
+  return b;
+}
+
+BlockChoice search_block_sizes(const AttnProblem& p, const Machine& m, const Tiling& base, const Options& o) {
+  BlockChoice best;
+  double best_time = 0.0;
+  int64_t best_hbm = 0;
+  for (int64_t br : {16, 32, 64, 128, 256})
+    for (int64_t bc : {16, 32, 64, 128, 256}) {
+      Tiling t = base;
+      t.Br = br;
+      t.Bc = bc;
+      if (check_fits(p, m, t, o.pass)) continue;
+      const Result r = simulate_unchecked(p, m, t, o);
+      const int64_t hbm = r.hbm.total();
+      const bool better = best.Br == 0 || r.time_s < best_time * (1 - 1e-12) ||
+                          (r.time_s <= best_time * (1 + 1e-12) &&
+                           (hbm < best_hbm || (hbm == best_hbm && br * bc > best.Br * best.Bc)));
+      if (better) {
+        best.Br = br;
+        best.Bc = bc;
+        best_time = r.time_s;
+        best_hbm = hbm;
+      }
+    }
+  best.fits = best.Br > 0;
+  best.rule = best.fits ? fmt::format("search over Br, Bc in {{16..256}}: least modeled time {:.3g} s "
+                                      "(ties: least HBM traffic)", best_time)
+                        : "search: no tile in {16..256}^2 fits";
+  return best;
+}
+
+Result simulate_unchecked(const AttnProblem& p, const Machine& m, const Tiling& t, const Options& o) {
+  if (auto e = p.validate()) throw SimError(*e);
+  validate_tiling(t);
+  validate_options(o);
+  const detail::Plan plan = detail::build_plan(p, t, o);
+  Result r;
+  r.problem = p;
+  r.machine = m.name;
+  r.tiling = t;
+  r.options = o;
+  const auto cus = static_cast<int64_t>(m.compute_units.value);
+  const int64_t llc = m.llc_bytes();
+  double main_time = -1.0, slowest = -1.0;
+  for (const auto& pk : plan.kernels) {
+    KernelResult k;
+    if (pk.tiled) {
+      const int64_t occ = std::max<int64_t>(1, occupancy_of(pk.t.footprint, m, t.ctas_per_cu, nullptr));
+      k = detail::count_tiled(p, t, pk.t, cus, occ, llc, o.no_l2);
+      r.ctas_per_cu = std::max(r.ctas_per_cu, occ);
+    } else {
+      k = detail::count_stream(p, pk.s, cus, llc, o.no_l2);
+    }
+    roofline(k, m, p.dtype, o.measured_ceilings);
+    r.hbm += k.hbm;
+    r.hbm_no_l2 += k.hbm_no_l2;
+    r.l2 += k.l2;
+    r.lds += k.lds;
+    r.matrix_flops += k.matrix_flops;
+    r.other_flops += k.other_flops;
+    r.time_s += k.time_s;
+    if (k.time_s > slowest) { slowest = k.time_s; r.bound = k.bound; }
+    const double weight = k.time_s + (pk.tiled ? 1e9 : 0.0);  // the main kernel: tiled first, then slowest
+    if (weight > main_time) { main_time = weight; r.l2_regime = k.l2_regime; }
+    r.kernels.push_back(std::move(k));
+  }
+  r.hbm_compulsory = problem_compulsory(p, o.pass, t.strategy != Strategy::standard);
+  r.conventional_flops = conventional_flops(p, o.pass);
+  r.extra_memory_bytes = peak_extra_memory(p, t, plan);
+  return r;
+}
+
+Result simulate(const AttnProblem& p, const Machine& m, const Tiling& t, const Options& o) {
+  if (auto e = p.validate()) throw SimError(*e);
+  validate_tiling(t);
+  validate_options(o);
+  if (auto e = check_fits(p, m, t, o.pass)) throw SimError(*e);
+  return simulate_unchecked(p, m, t, o);
+}
+
+}  // namespace ioattn::sim
