@@ -8,6 +8,14 @@
 #                                          IOATTN_AMD_ARCHS on each file (-c, objects discarded):
 #                                          AMD is compiled, not run, and CI keeps it from rotting.
 
+# CMake 3.25 does not know that nvcc >= 12 accepts -std=c++20 (it knows up to CUDA17), so a
+# CUDA_STANDARD of 20 fails at generate time. Teach it the flag, once, in this directory scope.
+if(IOATTN_HAVE_CUDA AND NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+  set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+  set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  list(APPEND CMAKE_CUDA_COMPILE_FEATURES cuda_std_20)
+endif()
+
 function(ioattn_hip_as_cuda)
   cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
   set_source_files_properties(${ARG_SOURCES} PROPERTIES LANGUAGE CUDA)

@@ -35,6 +35,35 @@ inline constexpr int kWarpSize = 32;
 inline constexpr int kWarpSize = 64;
 #endif
 
+// Butterfly exchange within groups of `width` lanes (a power of two <= kWarpSize): lane l gets
+// the value of lane l ^ mask. All lanes of the warp/wavefront must call it together.
+__device__ inline float shfl_xor(float v, int mask, int width) {
+#if defined(IOATTN_PLATFORM_NVIDIA)
+  return __shfl_xor_sync(0xffffffffu, v, mask, width);
+#else
+  return __shfl_xor(v, mask, width);
+#endif
+}
+
+// Orders the shared-memory accesses of the lanes of one warp (CUDA's independent thread
+// scheduling needs it; an AMD wavefront executes in lock step, so only the compiler must not
+// reorder across it).
+__device__ inline void warp_sync() {
+#if defined(IOATTN_PLATFORM_NVIDIA)
+  __syncwarp();
+#else
+  __builtin_amdgcn_wave_barrier();
+#endif
+}
+
+// Shared memory (LDS) one block may use, in bytes: 227 KiB opt-in on Hopper (sm_90), 64 KiB LDS
+// per workgroup on CDNA2/3. Launchers refuse tiles that do not fit, naming this limit.
+#if defined(IOATTN_PLATFORM_NVIDIA)
+inline constexpr int kMaxSharedBytes = 227 * 1024;
+#else
+inline constexpr int kMaxSharedBytes = 64 * 1024;
+#endif
+
 // ---- element types ------------------------------------------------------------------------------
 // fp32 in, fp16 in, bf16 in; the kernels accumulate in fp32 whatever comes in.
 using fp16_t = __half;

@@ -1,0 +1,22 @@
+// kernels/check.cpp: see check.hpp.
+#include "kernels/check.hpp"
+
+#include <span>
+
+namespace ioattn::kernels {
+
+Expected expected_outputs(const AttnProblem& p, const ref::Inputs& in) {
+  return {ref::forward_f64(p, in), ref::forward_naive(p, in)};
+}
+
+CheckResult check_outputs(const AttnProblem& p, const Expected& want, const HostOutputs& got) {
+  CheckResult r;
+  r.o = check_error_rule(std::span<const float>(got.o), std::span<const double>(want.truth.o),
+                         std::span<const float>(want.baseline.o), p.dtype, kForwardFactor);
+  // LSE is fp32 whatever the input dtype; the baseline's LSE carries the input rounding.
+  r.lse = check_error_rule(std::span<const float>(got.lse), std::span<const double>(want.truth.lse),
+                           std::span<const float>(want.baseline.lse), p.dtype, kForwardFactor);
+  return r;
+}
+
+}  // namespace ioattn::kernels

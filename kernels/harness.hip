@@ -1,0 +1,172 @@
+// kernels/harness.hip: device side of harness.hpp (buffers, poisoning, launch, events).
+#include "kernels/harness.hpp"
+
+#include <algorithm>
+
+#include "kernels/platform/platform.hpp"
+
+namespace ioattn::kernels {
+
+std::optional<std::string> gpu_unavailable() {
+  int n = 0;
+  const hipError_t e = hipGetDeviceCount(&n);
+  if (e != hipSuccess) return std::string("no GPU: ") + hipGetErrorString(e);
+  if (n == 0) return std::string("no GPU: no device found");
+  return std::nullopt;
+}
+
+std::string device_description() {
+  if (auto why = gpu_unavailable()) return *why;
+  int dev = 0;
+  hipDeviceProp_t prop{};
+  if (hipGetDevice(&dev) != hipSuccess || hipGetDeviceProperties(&prop, dev) != hipSuccess)
+    return "unknown device";
+  return std::string(prop.name) + " (cc " + std::to_string(prop.major) + "." +
+         std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) + " CUs/SMs)";
+}
+
+struct DeviceRun::Impl {
+  const KernelInfo* kernel = nullptr;
+  AttnProblem p;
+  KernelOptions opt;
+  void *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *ws = nullptr;
+  float* lse = nullptr;
+  std::size_t ws_bytes = 0;
+  std::size_t elem = 4;
+
+  ~Impl() {
+    for (void* ptr : {q, k, v, o, ws, static_cast<void*>(lse)})
+      if (ptr) (void)hipFree(ptr);
+  }
+  DeviceTensors tensors() const { return {q, k, v, o, lse}; }
+  std::size_t q_bytes() const { return static_cast<std::size_t>(p.q_elems()) * elem; }
+  std::size_t kv_bytes() const { return static_cast<std::size_t>(p.kv_elems()) * elem; }
+  std::size_t lse_bytes() const { return static_cast<std::size_t>(p.lse_elems()) * sizeof(float); }
+
+  // Every byte 0xFF: a NaN in fp32, fp16 and bf16 alike.
+  LaunchStatus poison() {
+    IOATTN_CHECK(hipMemset(o, 0xFF, q_bytes()));
+    IOATTN_CHECK(hipMemset(lse, 0xFF, lse_bytes()));
+    if (ws) IOATTN_CHECK(hipMemset(ws, 0xFF, ws_bytes));
+    return std::nullopt;
+  }
+};
+
+std::unique_ptr<DeviceRun> DeviceRun::create(const KernelInfo& kernel, const AttnProblem& p,
+                                             const KernelOptions& opt, LaunchStatus& status) {
+  status = kernel.supports(p, opt);
+  if (status) return nullptr;
+  if ((status = gpu_unavailable())) return nullptr;
+  std::unique_ptr<DeviceRun> run(new DeviceRun());
+  run->impl_ = std::make_unique<Impl>();
+  Impl& m = *run->impl_;
+  m.kernel = &kernel;
+  m.p = p;
+  m.opt = opt;
+  m.elem = dtype_bytes(p.dtype);
+  m.ws_bytes = kernel.workspace_bytes(p, opt);
+  status = [&]() -> LaunchStatus {
+    IOATTN_CHECK(hipMalloc(&m.q, m.q_bytes()));
+    IOATTN_CHECK(hipMalloc(&m.k, m.kv_bytes()));
+    IOATTN_CHECK(hipMalloc(&m.v, m.kv_bytes()));
+    IOATTN_CHECK(hipMalloc(&m.o, m.q_bytes()));
+    IOATTN_CHECK(hipMalloc(&m.lse, m.lse_bytes()));
+    if (m.ws_bytes) IOATTN_CHECK(hipMalloc(&m.ws, m.ws_bytes));
+    return std::nullopt;
+  }();
+  if (status) return nullptr;
+  return run;
+}
+
+DeviceRun::~DeviceRun() = default;
+
+namespace {
+template <class T>
+LaunchStatus upload_as(void* dst, const std::vector<float>& src) {
+  std::vector<T> tmp(src.size());
+  std::transform(src.begin(), src.end(), tmp.begin(), [](float x) { return from_float<T>(x); });
+  IOATTN_CHECK(hipMemcpy(dst, tmp.data(), tmp.size() * sizeof(T), hipMemcpyHostToDevice));
+  return std::nullopt;
+}
+template <class T>
+LaunchStatus download_as(std::vector<float>& dst, const void* src, std::size_t n) {
+  std::vector<T> tmp(n);
+  IOATTN_CHECK(hipMemcpy(tmp.data(), src, n * sizeof(T), hipMemcpyDeviceToHost));
+  dst.resize(n);
+  std::transform(tmp.begin(), tmp.end(), dst.begin(), [](T x) { return to_float(x); });
+  return std::nullopt;
+}
+}  // namespace
+
+LaunchStatus DeviceRun::upload(const std::vector<float>& q, const std::vector<float>& k,
+                               const std::vector<float>& v) {
+  Impl& m = *impl_;
+  if (q.size() != static_cast<std::size_t>(m.p.q_elems()) ||
+      k.size() != static_cast<std::size_t>(m.p.kv_elems()) ||
+      v.size() != static_cast<std::size_t>(m.p.kv_elems()))
+    return "upload: tensor sizes do not match the problem (Q: batch*seqlen_q*heads_q*d, K/V: batch*seqlen_k*heads_kv*d)";
+  return dispatch_dtype(m.p.dtype, [&]<class T>() -> LaunchStatus {
+    if (auto e = upload_as<T>(m.q, q)) return e;
+    if (auto e = upload_as<T>(m.k, k)) return e;
+    return upload_as<T>(m.v, v);
+  });
+}
+
+LaunchStatus DeviceRun::run() {
+  Impl& m = *impl_;
+  if (auto e = m.poison()) return e;
+  if (auto e = m.kernel->launch(m.p, m.tensors(), m.opt, m.ws, nullptr)) return e;
+  IOATTN_CHECK(hipDeviceSynchronize());  // execution errors (bad address, ...) surface here
+  IOATTN_CHECK(hipGetLastError());
+  return std::nullopt;
+}
+
+LaunchStatus DeviceRun::download(HostOutputs& out) const {
+  const Impl& m = *impl_;
+  if (auto e = dispatch_dtype(m.p.dtype, [&]<class T>() {
+        return download_as<T>(out.o, m.o, static_cast<std::size_t>(m.p.q_elems()));
+      }))
+    return e;
+  return download_as<float>(out.lse, m.lse, static_cast<std::size_t>(m.p.lse_elems()));
+}
+
+LaunchStatus DeviceRun::time(int warmup, int iters, Timing& out) {
+  Impl& m = *impl_;
+  if (iters < 1) return "time: --iters must be >= 1";
+  if (auto e = m.poison()) return e;
+  for (int w = 0; w < warmup; ++w)
+    if (auto e = m.kernel->launch(m.p, m.tensors(), m.opt, m.ws, nullptr)) return e;
+  IOATTN_CHECK(hipDeviceSynchronize());
+  std::vector<hipEvent_t> ev(static_cast<std::size_t>(iters) + 1);
+  for (auto& e : ev) IOATTN_CHECK(hipEventCreate(&e));
+  auto destroy = [&] { for (auto& e : ev) (void)hipEventDestroy(e); };
+  LaunchStatus st;
+  IOATTN_CHECK(hipEventRecord(ev[0], nullptr));
+  for (int it = 0; it < iters && !st; ++it) {
+    st = m.kernel->launch(m.p, m.tensors(), m.opt, m.ws, nullptr);
+    if (!st && hipEventRecord(ev[static_cast<std::size_t>(it) + 1], nullptr) != hipSuccess) st = "hipEventRecord failed";
+  }
+  if (!st && hipDeviceSynchronize() != hipSuccess) st = std::string("kernel failed: ") + hipGetErrorString(hipGetLastError());
+  std::vector<double> ms;
+  for (int it = 0; it < iters && !st; ++it) {
+    float t = 0;
+    if (hipEventElapsedTime(&t, ev[static_cast<std::size_t>(it)], ev[static_cast<std::size_t>(it) + 1]) != hipSuccess)
+      st = "hipEventElapsedTime failed";
+    ms.push_back(t);
+  }
+  destroy();
+  if (st) return st;
+  std::sort(ms.begin(), ms.end());
+  out.iters = iters;
+  out.median_ms = ms[ms.size() / 2];
+  out.min_ms = ms.front();
+  out.max_ms = ms.back();
+  return std::nullopt;
+}
+
+std::size_t DeviceRun::device_bytes() const {
+  const Impl& m = *impl_;
+  return 2 * m.q_bytes() + 2 * m.kv_bytes() + m.lse_bytes() + m.ws_bytes;
+}
+
+}  // namespace ioattn::kernels
