@@ -39,6 +39,8 @@ std::string git_commit() {
   return dirty.empty() ? head : head + "+dirty";
 }
 
+}  // namespace
+
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
   std::string line;
@@ -46,6 +48,8 @@ std::string cpu_model() {
     if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
   return "unknown";
 }
+
+namespace {
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -120,7 +124,16 @@ void Csv::row(const std::vector<std::string>& cells) {
   if (cells.size() != columns_.size())
     throw std::logic_error(fmt::format("{}: row has {} cells for {} columns", file_.string(),
                                        cells.size(), columns_.size()));
-  for (size_t i = 0; i < cells.size(); ++i) fmt::print(f_, "{}{}", i ? "," : "", cells[i]);
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const std::string& c = cells[i];
+    if (c.find_first_of(",\"\n") == std::string::npos) {
+      fmt::print(f_, "{}{}", i ? "," : "", c);
+    } else {  // RFC 4180: quote the field, double the quotes inside
+      std::string q;
+      for (char ch : c) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+      fmt::print(f_, "{}\"{}\"", i ? "," : "", q);
+    }
+  }
   fmt::print(f_, "\n");
   ++rows_;
 }

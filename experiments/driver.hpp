@@ -93,6 +93,9 @@ class Checker {
   int failures_ = 0;
 };
 
+// The CPU model name from /proc/cpuinfo ("unknown" elsewhere).
+std::string cpu_model();
+
 // Least-squares slope of log(y) against log(x): y ~ c * x^slope.
 double fit_exponent(const std::vector<double>& x, const std::vector<double>& y);
 

@@ -74,13 +74,15 @@ int main(int argc, char** argv) {
       throw std::runtime_error("the malloc counter is not active (the executable must export malloc)");
     const auto dir = exp::results_dir(a, "cpu");
     const int threads = omp_get_max_threads();
+    std::string host_cpu = exp::cpu_model();
+    std::replace(host_cpu.begin(), host_cpu.end(), ',', ';');
     if (reps <= 0) reps = a.figure() ? 3 : 1;
     const std::vector<int64_t> ns = a.figure() ? std::vector<int64_t>{128, 256, 512, 1024, 2048, 4096}
                                                : std::vector<int64_t>{64, 128, 256};
     const ref::Tiling tiling{.br = 64, .bc = 64, .splits = 4};
 
     exp::Csv csv(dir / "cpu_reference.csv",
-                 {"kind", "machine", "threads", "impl", "pass", "dtype", "head_dim", "causal", "batch", "heads",
+                 {"kind", "machine", "host_cpu", "threads", "impl", "pass", "dtype", "head_dim", "causal", "batch", "heads",
                   "seqlen", "br", "bc", "reps", "ms_min", "ms_median", "gflops", "peak_heap_bytes", "extra_bytes",
                   "output_bytes"});
     struct Row {
@@ -104,7 +106,7 @@ int main(int argc, char** argv) {
       auto emit = [&](std::string impl, Pass pass, const Measure& m) {
         const int64_t out_bytes = pass == Pass::fwd ? o_bytes : grad_bytes;
         const double gflops = conventional_flops(p, pass) / (m.ms_min * 1e-3) / 1e9;
-        csv.row({"measured", "cpu", exp::cell(threads), impl, pass == Pass::fwd ? "fwd" : "bwd", "fp32",
+        csv.row({"measured", "cpu", host_cpu, exp::cell(threads), impl, pass == Pass::fwd ? "fwd" : "bwd", "fp32",
                  exp::cell(d), "0", exp::cell(p.batch), exp::cell(p.heads_q), exp::cell(n), exp::cell(tiling.br),
                  exp::cell(tiling.bc), exp::cell(reps), exp::cell(m.ms_min), exp::cell(m.ms_median),
                  exp::cell(gflops), exp::cell(m.peak), exp::cell(m.peak - out_bytes), exp::cell(out_bytes)});

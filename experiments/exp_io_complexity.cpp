@@ -8,7 +8,7 @@
 // (`no_l2`: every global access is an HBM access, so only on-chip reuse counts, as in the theorem).
 // Block sizes follow the paper's rule for an on-chip memory of M elements:
 //     Bc = ceil(M / 4d),  Br = min(ceil(M / 4d), d)
-// vs N: M = the LDS per SM of the H200 model; vs M: M = 2^k elements, N fixed. The rule caps Br at d
+// vs N: M = the LDS per SM of the H200 model, rounded down to a power of two; vs M: M = 2^k elements, N fixed. The rule caps Br at d
 // for M >= 4 d^2, so FA2's traffic (which depends on Br) stops falling there while FA1's (which
 // depends on Bc) keeps falling: the fit for FA2 in M uses M < 4 d^2 only.
 //
@@ -61,9 +61,12 @@ int main(int argc, char** argv) {
     sim::Options opt;
     opt.no_l2 = true;
     const int64_t elem = int64_t(dtype_bytes(base.dtype));
-    const int64_t m_machine = int64_t(mach.lds_bytes_per_cu.value) / elem;
+    // The largest power of two <= the LDS in elements: tiles are then powers of two, and Tc, Tr
+    // are exact quotients over the N sweep (no ceil() steps in the curves).
+    int64_t m_machine = 1;
+    while (2 * m_machine <= int64_t(mach.lds_bytes_per_cu.value) / elem) m_machine *= 2;
 
-    const auto ns = a.figure() ? exp::powers_of_two(8, 16) : exp::powers_of_two(8, 11);
+    const auto ns = a.figure() ? exp::powers_of_two(8, 16) : exp::powers_of_two(8, 12);
     const int64_t n_for_m = a.figure() ? 4096 : 512;
     // M from 4d (Bc = 1) up to 8 d^2 (twice where Br stops growing).
     std::vector<int64_t> ms;

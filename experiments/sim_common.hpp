@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "simulator.hpp"
+#include "simulator/simulator.hpp"
 
 namespace ioattn::exp {
 

@@ -41,7 +41,7 @@ MACHINE_COLORS = {
 IMPL_COLORS = {
     "standard": "#d62728", "naive": "#d62728",
     "fa1": "#ff7f0e", "fa2": "#1f77b4", "splitkv": "#2ca02c",
-    "sdpa:flash": "#17becf", "sdpa:cudnn": "#7f7f7f", "sdpa:efficient": "#bcbd22", "sdpa:math": "#8c564b",
+    "sdpa:flash": "#17becf", "sdpa:cudnn": "#000000", "sdpa:efficient": "#bcbd22", "sdpa:math": "#8c564b",
 }
 _FALLBACK = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
              "#bcbd22", "#17becf"]
@@ -54,6 +54,17 @@ def apply() -> None:
         "axes.grid": True, "grid.alpha": 0.3, "grid.linewidth": 0.5, "legend.frameon": False,
         "savefig.dpi": 200, "pdf.fonttype": 42, "axes.spines.top": False, "axes.spines.right": False,
     })
+
+
+def ladder_colors(impls) -> dict[str, str]:
+    """One colour per ioattn kernel variant, from a sequential map in ladder (name) order, so the
+    ladder reads from light (naive) to dark (fast); other impls keep their fixed colours."""
+    from matplotlib import colormaps
+
+    ladder = sorted(i for i in impls if i.startswith("ioattn:"))
+    cmap = colormaps["plasma"]
+    n = max(len(ladder) - 1, 1)
+    return {impl: matplotlib.colors.to_hex(cmap(0.85 - 0.75 * k / n)) for k, impl in enumerate(ladder)}
 
 
 def machine_key(name: str) -> str:
@@ -156,7 +167,7 @@ def parser(description: str) -> argparse.ArgumentParser:
 
 def figure(width: float = COLUMN_WIDTH_IN, height: float = 2.5, ncols: int = 1, nrows: int = 1, **kw):
     apply()
-    return plt.subplots(nrows, ncols, figsize=(width, height), **kw)
+    return plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kw)
 
 
 def footer(fig, machines: str, sources: Iterable[Path | str], note: str = "") -> None:
@@ -165,14 +176,20 @@ def footer(fig, machines: str, sources: Iterable[Path | str], note: str = "") ->
     text = f"machine: {machines}   data: {src}"
     if note:
         text += f"\n{note}"
-    fig.text(0.01, 0.005, text, fontsize=4.8, color="#444444", ha="left", va="bottom", wrap=True)
+    # supxlabel takes part in the constrained layout, so the footer never overlaps the axes.
+    fig.supxlabel(_wrap(text, int(fig.get_figwidth() * 27)), x=0.01, ha="left", fontsize=4.8, color="#444444")
 
 
-def save(fig, out: str | Path, name: str, bottom: float = 0.22) -> None:
+def _wrap(text: str, width: int) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.fill(line, width) for line in text.splitlines())
+
+
+def save(fig, out: str | Path, name: str, bottom: float = 0.0) -> None:
+    """PNG and PDF of the figure (bottom: unused, kept for callers)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout(rect=(0, bottom * 0.5, 1, 1))
-    fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, bottom))
     for ext in ("png", "pdf"):
         fig.savefig(out / f"{name}.{ext}")
     plt.close(fig)
@@ -185,27 +202,55 @@ def skip(name: str, why: str) -> None:
     sys.exit(SKIP)
 
 
-def human_bytes_axis(ax, axis: str = "y") -> None:
-    """Label a log axis of bytes as KiB/MiB/GiB/TiB."""
-    from matplotlib.ticker import FuncFormatter
+def _pow2_ticks(lo: float, hi: float, max_ticks: int) -> list[float]:
+    """Powers of two covering [lo, hi], thinned to at most max_ticks (every 2nd, 4th, ...)."""
+    import math
 
-    def fmt(v, _pos):
-        for unit, s in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-            if v >= s:
-                x = v / s
-                return f"{x:.0f} {unit}" if x >= 1 and abs(x - round(x)) < 1e-9 else f"{x:.3g} {unit}"
-        return f"{v:.0f} B"
+    if not (lo > 0 and hi > 0):
+        return []
+    e0, e1 = math.ceil(math.log2(lo) - 1e-9), math.floor(math.log2(hi) + 1e-9)
+    if e1 < e0:  # the range holds no power of two: take the nearest one below
+        e0 = e1
+    step = 1
+    while (e1 - e0) // step + 1 > max_ticks:
+        step += 1
+    return [2.0 ** e for e in range(e0, e1 + 1, step) if lo <= 2.0 ** e * 1.0001 and 2.0 ** e <= hi * 1.0001]
 
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(FuncFormatter(fmt))
+
+def human_bytes_axis(ax, axis: str = "y", max_ticks: int = 6) -> None:
+    """A log axis of bytes with ticks at powers of two, labelled B/KiB/MiB/GiB/TiB.
+    Call after plotting (the ticks follow the data limits)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    def fmt(v, _pos=None):
+        for unit, sc in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+            if v >= sc:
+                return f"{v / sc:g} {unit}"
+        return f"{v:g} B"
+
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    a.set_major_locator(FixedLocator(_pow2_ticks(lo, hi, max_ticks)))
+    a.set_minor_locator(NullLocator())
+    a.set_major_formatter(FuncFormatter(fmt))
 
 
-def pow2_axis(ax, axis: str = "x") -> None:
-    """log2 axis with 1k/2k/... labels for sequence lengths."""
-    from matplotlib.ticker import FuncFormatter
+def pow2_axis(ax, axis: str = "x", max_ticks: int = 6) -> None:
+    """A log2 axis of sizes with ticks at powers of two (1k = 1024). Call after plotting."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-    ax.set_xscale("log", base=2) if axis == "x" else ax.set_yscale("log", base=2)
+    if axis == "x":
+        ax.set_xscale("log", base=2)
+        lo, hi = ax.get_xlim()
+        a = ax.xaxis
+    else:
+        ax.set_yscale("log", base=2)
+        lo, hi = ax.get_ylim()
+        a = ax.yaxis
 
-    def fmt(v, _pos):
+    def fmt(v, _pos=None):
         return f"{v / 1024:g}k" if v >= 1024 else f"{v:g}"
 
-    (ax.xaxis if axis == "x" else ax.yaxis).set_major_formatter(FuncFormatter(fmt))
+    a.set_major_locator(FixedLocator(_pow2_ticks(lo, hi, max_ticks)))
+    a.set_minor_locator(NullLocator())
+    a.set_major_formatter(FuncFormatter(fmt))

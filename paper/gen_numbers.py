@@ -1,0 +1,332 @@
+#!/usr/bin/python3
+"""paper/gen_numbers.py: every number of the paper, computed from the result CSVs.
+
+Writes, into --out (default out/generated):
+  numbers.tex         \\setval{key}{value} and \\setmach{LABEL}{field}{value} lines, and the
+                      \\haveHtwo... switches; main.tex prints them with \\val{key} / \\mach{L}{f}
+  machines_table.tex  the catalog table (sim/machines/machines.csv)
+  ladder_table.tex    the H200 throughput table (committed H200 results), when they exist
+
+Data is found like the plots find it ($IOATTN_RESULTS, default out/results:experiments/results).
+A key whose data is missing is simply not written: the PDF shows a red [n/a: key] there, and this
+script lists those keys. With --require-committed it exits 1 when a key that the committed data
+should provide (everything except the H200 measurements) is missing, so CI catches a paper that
+quotes a number no data backs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "plots"))
+import h200  # noqa: E402
+import style  # noqa: E402
+
+PAPER_MACHINES = ["MI210", "MI250X", "MI300X", "A100", "H100", "H200"]
+
+
+# --------------------------------------------------------------------------------- formatting
+
+
+def tex_escape(s: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"), ("#", r"\#"),
+                 ("$", r"\$"), ("{", r"\{"), ("}", r"\}"), ("^", r"\^{}"), ("~", r"\~{}")):
+        s = s.replace(a, b)
+    return s
+
+
+def sig(x: float, digits: int = 3) -> str:
+    """x with `digits` significant digits, no exponent for the magnitudes the paper shows."""
+    if x != x:
+        return "?"
+    if x == 0:
+        return "0"
+    from math import floor, log10
+
+    dec = max(digits - 1 - int(floor(log10(abs(x)))), 0)
+    return f"{x:,.{dec}f}".replace(",", "{,}")
+
+
+def nbytes(b: float) -> str:
+    for unit, s in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if b >= s:
+            return f"{sig(b / s)}\\,{unit}"
+    return f"{b:.0f}\\,B"
+
+
+def integer(x) -> str:
+    return f"{int(float(x)):,}".replace(",", "{,}")
+
+
+# ------------------------------------------------------------------------------------ sections
+
+
+class Numbers:
+    def __init__(self):
+        self.vals: dict[str, str] = {}
+        self.mach: dict[tuple[str, str], str] = {}
+        self.flags: dict[str, bool] = {}
+        self.sources: set[str] = set()
+
+    def val(self, key: str, v: str) -> None:
+        self.vals[key] = v
+
+    def use(self, path) -> list[dict]:
+        self.sources.add(str(style.rel(Path(path))))
+        return style.read_csv(Path(path))
+
+
+def machines(nb: Numbers, out: Path) -> None:
+    p = style.find_csv("sim", "machines", "machines")
+    if p is None:
+        return
+    rows = nb.use(p)
+    fmt = {"units": integer, "wave": integer, "smem_kib": integer, "l2_mib": integer, "hbm_gb": integer,
+           "hbm_tbs": lambda v: sig(float(v)), "bf16_tflops": lambda v: sig(float(v)),
+           "ridge": lambda v: integer(round(float(v))), "llc_mib": integer, "regs_kib": integer,
+           "rule_br_d128": integer, "rule_bc_d128": integer, "rule_br_d64": integer, "rule_bc_d64": integer}
+    for r in rows:
+        for k, f in fmt.items():
+            if r.get(k, "") != "":
+                nb.mach[(r["label"], k)] = f(r[k])
+    lines = [r"\resizebox{\columnwidth}{!}{%", r"\begin{tabular}{lrrrrrrr}", r"\toprule",
+             r"device & SM/CU & wave & LDS/SM & L2$^\dagger$ & \HBM & bf16 & ridge \\",
+             r" & & & KiB & MiB & TB/s & TFLOP/s & FLOP/B \\", r"\midrule"]
+    for r in rows:
+        llc = integer(r["llc_mib"]) + ("$^\\ast$" if r["llc"] != "L2" else "")
+        lines.append(" & ".join([tex_escape(r["label"]), integer(r["units"]), integer(r["wave"]),
+                                 integer(r["smem_kib"]), llc, sig(float(r["hbm_tbs"])),
+                                 sig(float(r["bf16_tflops"])), integer(round(float(r["ridge"])))]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}}", "",
+              r"{\footnotesize $^\dagger$last-level cache; $^\ast$AMD Infinity Cache.}"]
+    (out / "machines_table.tex").write_text("\n".join(lines) + "\n")
+
+
+def io_complexity(nb: Numbers) -> None:
+    paths = {k: style.find_csv("sim", "io_complexity", k) for k in ("vs_n", "vs_m", "fits")}
+    if any(p is None for p in paths.values()):
+        return
+    vs_n, vs_m, fits = (nb.use(paths[k]) for k in ("vs_n", "vs_m", "fits"))
+    nb.val("io.d", vs_n[0]["head_dim"])
+    nb.val("io.machine", tex_escape(vs_n[0]["machine"].upper()))
+    nb.val("io.m_n", integer(vs_m[0]["seqlen"]))
+    nb.val("io.m_machine", integer(vs_n[0]["m_elems"]))
+    for f in fits:
+        nb.val(f"io.exp_{f['variable'].lower()}.{f['strategy']}", f"${float(f['exponent']):.2f}$")
+        if f["variable"] == "N" and f["strategy"] == "fa2":
+            nb.val("io.nmin", integer(f["x_min"]))
+            nb.val("io.nmax", integer(f["x_max"]))
+    nmax = max(int(r["seqlen"]) for r in vs_n)
+    at = {r["strategy"]: float(r["hbm_no_l2_bytes"]) for r in vs_n if int(r["seqlen"]) == nmax}
+    if {"standard", "fa2", "fa1"} <= at.keys():
+        nb.val("io.ratio_std_fa2", sig(at["standard"] / at["fa2"], 2))
+        nb.val("io.ratio_fa2_fa1", sig(at["fa2"] / at["fa1"], 2))
+
+
+def memory(nb: Numbers) -> None:
+    p = style.find_csv("sim", "memory_vs_n", "memory")
+    if p is not None:
+        rows = [r for r in nb.use(p) if r["machine"].startswith("h200")]
+        nmax = max(int(r["seqlen"]) for r in rows)
+        nb.val("mem.nmax", integer(nmax))
+        r0 = rows[0]
+        nb.val("mem.config", f"batch {r0['batch']}, {r0['heads']} heads, $d={r0['head_dim']}$, {r0['dtype']}")
+        for r in rows:
+            if int(r["seqlen"]) == nmax:
+                nb.val(f"mem.{'std' if r['impl'] == 'standard' else r['impl']}_{r['pass']}",
+                       nbytes(float(r["extra_bytes"])))
+    p = style.find_csv("cpu", "cpu_reference", "cpu_reference")
+    if p is not None:
+        rows = nb.use(p)
+        nmax = max(int(r["seqlen"]) for r in rows)
+        nb.val("mem.cpu_n", integer(nmax))
+        for r in rows:
+            if int(r["seqlen"]) == nmax and r["pass"] == "fwd" and r["impl"] in ("naive", "fa2"):
+                nb.val(f"mem.cpu_{r['impl']}", nbytes(float(r["extra_bytes"])))
+                nb.val(f"cpu.{r['impl']}_mem", nbytes(float(r["extra_bytes"])))
+                nb.val(f"cpu.{r['impl']}_ms", sig(float(r["ms_min"])))
+        r0 = rows[0]
+        nb.val("cpu.n", integer(nmax))
+        nb.val("cpu.d", r0["head_dim"])
+        nb.val("cpu.threads", r0["threads"])
+        nb.val("cpu.machine", tex_escape(r0.get("host_cpu", "unknown")))
+
+
+def block_size(nb: Numbers) -> None:
+    p = style.find_csv("sim", "block_size", "tiles")
+    c = style.find_csv("sim", "block_size", "choices")
+    if p is None or c is None:
+        return
+    tiles = [r for r in nb.use(p) if r["label"] == "H200"]
+    choices = [r for r in nb.use(c) if r["label"] == "H200"]
+    fit = [r for r in tiles if r["fits"] == "1"]
+    if not fit:
+        return
+    nb.val("block.n", integer(fit[0]["seqlen"]))
+    nb.val("block.d", fit[0]["head_dim"])
+    nb.val("block.machine", "H200")
+    b = [float(r["hbm_no_l2_bytes"]) for r in fit]
+    t = [float(r["time_s"]) for r in fit]
+    nb.val("block.traffic_spread", sig(max(b) / min(b), 2))
+    nb.val("block.time_spread", sig(max(t) / min(t), 2))
+    best = min(fit, key=lambda r: float(r["time_s"]))
+    nb.val("block.best_br", best["br"])
+    nb.val("block.best_bc", best["bc"])
+    for r in choices:
+        nb.val(f"block.{r['method']}_br", r["br"])
+        nb.val(f"block.{r['method']}_bc", r["bc"])
+
+
+def speedup(nb: Numbers, h_rows) -> None:
+    p = style.find_csv("sim", "speedup_vs_n", "speedup")
+    if p is not None:
+        rows = [r for r in nb.use(p) if r["dtype"] == "bf16" and r["head_dim"] == "128" and r["causal"] == "0"]
+        fwd = [r for r in rows if r["pass"] == "fwd"]
+        ns = sorted({int(r["seqlen"]) for r in fwd})
+        n = 16384 if 16384 in ns else ns[-1]  # the longest N the H200 benchmark measures
+        nb.val("speed.n", integer(n))
+        for r in fwd:
+            if int(r["seqlen"]) == n:
+                nb.val(f"speed.model.{r['label']}", sig(float(r["speedup"]), 2))
+        slower = sorted({(r["label"], int(r["seqlen"])) for r in rows
+                         if r["pass"] == "fwdbwd" and float(r["speedup"]) < 1.0})
+        labels = sorted({s[0] for s in slower})
+        if labels:
+            nb.val("speed.fwdbwd_slower", ", ".join(labels))
+            nb.val("speed.fwdbwd_slower_n", integer(min(s[1] for s in slower)))
+        else:
+            nb.val("speed.fwdbwd_slower", "none")
+        nb.flags["haveSlowBwd"] = bool(labels)
+        for r in fwd:
+            if r["label"] == "H200" and int(r["seqlen"]) == n:
+                nb.val("speed.model_tflops.H200", sig(float(r["tflops_fa2"])))
+    meas = h200.speedup_points(h200.select(h_rows, "bf16", 128, 0))
+    nb.flags["haveHtwoSpeedup"] = bool(meas)
+    if meas:
+        n_meas = int(nb.vals.get("speed.n", "0").replace("{,}", "")) or meas[-1][0]
+        pick = [m for m in meas if m[0] == n_meas] or [meas[-1]]
+        nb.val("speed.meas.H200", sig(pick[0][1], 2))
+        nb.val("speed.meas_n", integer(pick[0][0]))
+
+
+def ladder(nb: Numbers, out: Path, h_rows, h_files) -> None:
+    nb.flags["haveHtwo"] = bool(h_rows)
+    nb.flags["haveHtwoMemory"] = False
+    if not h_rows:
+        return
+    for f in h_files:
+        nb.sources.add(str(style.rel(Path(f))))
+    sel = h200.select(h_rows, "bf16", 128, 0)
+    d = 128
+    if not sel:
+        sel = h200.select(h_rows, "bf16", 64, 0)
+        d = 64
+    if not sel:
+        return
+    ns = sorted({int(r["seqlen"]) for r in sel})
+    n = 4096 if 4096 in ns else ns[len(ns) // 2]
+    at = {r["impl"]: r for r in sel if int(r["seqlen"]) == n}
+    nb.val("h200.n", integer(n))
+    nb.val("h200.d", str(d))
+    io = {k: v for k, v in at.items() if k.startswith("ioattn:")}
+    if io:
+        best = max(io.values(), key=lambda r: float(r["tflops"]))
+        nb.val("h200.best_impl", tex_escape(best["impl"]))
+        nb.val("h200.best_tflops", sig(float(best["tflops"])))
+    for b in ("flash", "cudnn", "efficient", "math"):
+        if f"sdpa:{b}" in at:
+            nb.val(f"h200.sdpa_{b}", sig(float(at[f"sdpa:{b}"]["tflops"])))
+    cols = [x for x in (1024, 4096, 16384) if x in ns] or ns[-3:]
+    impls = sorted({r["impl"] for r in sel}, key=lambda s: (not s.startswith("ioattn:"), s))
+    lines = [r"\begin{tabular}{l" + "r" * len(cols) + "}", r"\toprule",
+             "impl & " + " & ".join(f"$N={c}$" for c in cols) + r" \\", r"\midrule"]
+    for impl in impls:
+        cells = []
+        for c in cols:
+            hit = [r for r in sel if r["impl"] == impl and int(r["seqlen"]) == c]
+            cells.append(sig(float(hit[0]["tflops"])) if hit else "--")
+        lines.append(r"\texttt{" + tex_escape(impl) + "} & " + " & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", "",
+              rf"{{\footnotesize TFLOP/s, bf16, $d={d}$, non-causal, forward.}}"]
+    (out / "ladder_table.tex").write_text("\n".join(lines) + "\n")
+    nb.flags["haveLadder"] = True
+    # Peak memory columns, if the benchmark recorded them.
+    mem_rows, _ = style.h200_rows(["impl", "seqlen", "peak_mem_bytes"])
+    nb.flags["haveHtwoMemory"] = bool(mem_rows)
+
+
+def commit() -> str:
+    try:
+        return subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+# ----------------------------------------------------------------------------------------- main
+
+
+def used_keys(tex: str) -> tuple[set[str], set[tuple[str, str]]]:
+    tex = "\n".join(re.sub(r"(?<!\\)%.*", "", line) for line in tex.splitlines())  # drop comments
+    vals = set(re.findall(r"\\val\{([^}]*)\}", tex))
+    mach = set(re.findall(r"\\mach\{([^}]*)\}\{([^}]*)\}", tex))
+    return vals, mach
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=str(style.REPO / "out" / "generated"))
+    ap.add_argument("--require-committed", action="store_true",
+                    help="exit 1 when a number that committed data should back is missing (CI)")
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    nb = Numbers()
+    nb.val("commit", commit())
+    h_rows, h_files = h200.rows()
+    machines(nb, out)
+    io_complexity(nb)
+    memory(nb)
+    block_size(nb)
+    speedup(nb, h_rows)
+    ladder(nb, out, h_rows, h_files)
+    for m in PAPER_MACHINES + ["H200"]:
+        for k in ("rule_br_d128", "rule_bc_d128"):
+            if (m, k) in nb.mach:
+                nb.val(f"amd.{k.split('_d')[0]}.{m}", nb.mach[(m, k)])
+                nb.val("amd.d", k.split("_d")[1])  # the head dimension the column was computed for
+
+    lines = ["% Generated by paper/gen_numbers.py from: " + ", ".join(sorted(nb.sources)),
+             "% Do not edit: re-run the script (make figures)."]
+    for k, v in sorted(nb.vals.items()):
+        lines.append(f"\\setval{{{k}}}{{{v}}}")
+    for (m, f), v in sorted(nb.mach.items()):
+        lines.append(f"\\setmach{{{m}}}{{{f}}}{{{v}}}")
+    for flag, on in sorted(nb.flags.items()):
+        lines.append(f"\\{flag}{'true' if on else 'false'}")
+    (out / "numbers.tex").write_text("\n".join(lines) + "\n")
+
+    tex = (HERE / "main.tex").read_text()
+    vals, mach = used_keys(tex)
+    missing = sorted(k for k in vals if k not in nb.vals) + sorted(f"{m} {f}" for m, f in mach if (m, f) not in nb.mach)
+    print(f"gen_numbers: wrote {out / 'numbers.tex'} ({len(nb.vals)} values, {len(nb.mach)} machine fields) "
+          f"from {len(nb.sources)} CSV files")
+    if missing:
+        print("gen_numbers: no data for: " + ", ".join(missing))
+    needs_h200 = ("h200.", "speed.meas")
+    hard = [k for k in missing if not k.startswith(needs_h200)]
+    if args.require_committed and hard:
+        print(f"gen_numbers: error: the committed data does not back {len(hard)} number(s) of the paper: "
+              + ", ".join(hard), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

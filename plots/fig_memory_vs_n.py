@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""fig_memory_vs_n: extra memory of standard attention vs FlashAttention against N.
+
+Left (modeled, dashed): the simulator's peak extra device memory, forward and forward+backward,
+for the catalog machines (the curves coincide: the footprint is a property of the problem; the
+figure says on how many machines it was checked). Measured H200 peak memory (solid) is added when
+the committed H200 results carry a peak-memory column.
+Right (measured, solid): the CPU reference's extra heap bytes, naive vs tiled FA2.
+
+Data: sim/memory_vs_n/memory.csv, cpu/cpu_reference/cpu_reference.csv, h200/*/*.csv.
+"""
+
+import style
+
+NAME = "fig_memory_vs_n"
+# Column names the H200 results may use for peak device memory (bytes or MiB).
+H200_MEM_COLS = [("peak_mem_bytes", 1), ("peak_memory_bytes", 1), ("peak_bytes", 1), ("extra_bytes", 1),
+                 ("peak_mem_mib", 2**20), ("peak_memory_mib", 2**20), ("peak_mib", 2**20)]
+PASS_MARK = {"fwd": "o", "fwdbwd": "^", "bwd": "^"}
+
+
+def h200_memory():
+    for col, scale in H200_MEM_COLS:
+        rows, files = style.h200_rows(["impl", "seqlen", col])
+        rows = [r for r in rows if style.num(r, col) == style.num(r, col)]  # drop empty cells
+        if rows:
+            return rows, files, col, scale
+    return [], [], None, 1
+
+
+def main() -> None:
+    args = style.parser(__doc__).parse_args()
+    sim_path = style.find_csv("sim", "memory_vs_n", "memory")
+    cpu_path = style.find_csv("cpu", "cpu_reference", "cpu_reference")
+    h_rows, h_files, h_col, h_scale = h200_memory()
+    if sim_path is None and cpu_path is None and not h_rows:
+        style.skip(NAME, "no memory data (run experiments/exp_memory_vs_n and exp_cpu_reference)")
+
+    fig, (ax_s, ax_c) = style.figure(width=style.COLUMN_WIDTH_IN, height=2.9, ncols=2)
+    sources, machines = [], []
+    if sim_path is not None:
+        rows = style.read_csv(sim_path)
+        sources.append(sim_path)
+        names = sorted({r["machine"] for r in rows})
+        shown = "h200" if "h200" in names else names[0]
+        for impl in ("standard", "fa2"):
+            for pas in ("fwd", "fwdbwd"):
+                pts = sorted((int(r["seqlen"]), style.num(r, "extra_bytes")) for r in rows
+                             if r["machine"] == shown and r["impl"] == impl and r["pass"] == pas)
+                if pts:
+                    ax_s.plot([p[0] for p in pts], [p[1] for p in pts], label=f"{impl} {pas} (model)",
+                              **style.modeled(style.color_for(impl), PASS_MARK[pas]))
+        r0 = rows[0]
+        same = all(
+            {(r["impl"], r["pass"], r["seqlen"], r["extra_bytes"]) for r in rows if r["machine"] == m}
+            == {(r["impl"], r["pass"], r["seqlen"], r["extra_bytes"]) for r in rows if r["machine"] == shown}
+            for m in names)
+        machines.append(f"model: {'identical on all ' + str(len(names)) + ' catalog machines' if same else shown}"
+                        f" (batch {r0['batch']}, heads {r0['heads']}, d {r0['head_dim']}, {r0['dtype']})")
+    else:
+        ax_s.text(0.5, 0.5, "no simulator data", transform=ax_s.transAxes, ha="center")
+    if h_rows:
+        sources += h_files
+        impls = sorted({r["impl"] for r in h_rows})
+        for impl in impls:
+            pts = sorted((int(r["seqlen"]), style.num(r, h_col) * h_scale) for r in h_rows if r["impl"] == impl)
+            ax_s.plot([p[0] for p in pts], [p[1] for p in pts], label=f"{impl} (H200, measured)",
+                      **style.measured(style.color_for(impl), "*"))
+        machines.append("H200 measured")
+    else:
+        machines.append("no H200 memory measurement committed")
+
+    if cpu_path is not None:
+        rows = style.read_csv(cpu_path)
+        sources.append(cpu_path)
+        for impl in ("naive", "fa2"):
+            for pas in ("fwd", "bwd"):
+                pts = sorted((int(r["seqlen"]), style.num(r, "extra_bytes")) for r in rows
+                             if r["impl"] == impl and r["pass"] == pas)
+                if pts:
+                    ax_c.plot([p[0] for p in pts], [max(p[1], 1) for p in pts], label=f"{impl} {pas} (measured)",
+                              **style.measured(style.color_for(impl), PASS_MARK[pas]))
+        r0 = rows[0]
+        machines.append(f"CPU measured: {r0.get('host_cpu', '?')}, {r0['threads']} threads, {r0['dtype']}, "
+                        f"heads {r0['heads']}, d {r0['head_dim']}")
+    else:
+        ax_c.text(0.5, 0.5, "no CPU data", transform=ax_c.transAxes, ha="center")
+
+    ax_s.set_title("device: model" + (" + H200" if h_rows else ""), fontsize=6.5)
+    ax_c.set_title("CPU heap (measured)", fontsize=6.5)
+    ax_s.set_ylabel("extra memory")
+    for ax in (ax_s, ax_c):
+        ax.set_xlabel("sequence length N")
+        ax.set_yscale("log")
+        if ax.lines:
+            style.pow2_axis(ax, max_ticks=5)
+            style.human_bytes_axis(ax, max_ticks=6)
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=5.2)
+    style.footer(fig, "; ".join(machines), sources)
+    style.save(fig, args.out, NAME)
+
+
+if __name__ == "__main__":
+    main()

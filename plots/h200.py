@@ -1,0 +1,56 @@
+"""plots/h200.py: reading the committed H200 benchmark results (experiments/results/h200/<tag>/).
+
+The GPU benchmark writes tidy CSV with at least impl,dtype,head_dim,causal,seqlen,batch,heads,ms,
+tflops; impl is `ioattn:<variant>` for the ladder and `sdpa:<backend>` for PyTorch's backends. A
+run may hold several passes (a `pass` column) and several tags; the newest tag (by name, tags
+are expected to sort by date) wins when two runs measured the same point.
+"""
+
+from __future__ import annotations
+
+import style
+
+REQUIRED = ["impl", "dtype", "head_dim", "causal", "seqlen", "batch", "heads", "ms", "tflops"]
+
+
+def rows() -> tuple[list[dict], list]:
+    """Throughput rows of every committed H200 CSV; the forward pass only where a pass column
+    exists. Duplicate points keep the newest tag."""
+    all_rows, files = style.h200_rows(REQUIRED)
+    best: dict[tuple, dict] = {}
+    for r in all_rows:
+        p = (r.get("pass") or r.get("direction") or "fwd").lower()
+        if p not in ("fwd", "forward"):
+            continue
+        key = (r["impl"], r["dtype"], r["head_dim"], str(int(float(r["causal"]))), int(r["seqlen"]))
+        if style.num(r, "ms") != style.num(r, "ms"):
+            continue  # empty cell: the point was not measured
+        if key not in best or r["_tag"] > best[key]["_tag"]:
+            best[key] = r
+    return list(best.values()), files
+
+
+def is_naive(impl: str) -> bool:
+    return impl.startswith("ioattn:") and ("naive" in impl or "v01" in impl)
+
+
+def is_ioattn(impl: str) -> bool:
+    return impl.startswith("ioattn:")
+
+
+def select(rs: list[dict], dtype: str, head_dim: int, causal: int) -> list[dict]:
+    return [r for r in rs if r["dtype"] == dtype and int(float(r["head_dim"])) == head_dim
+            and int(float(r["causal"])) == causal]
+
+
+def speedup_points(rs: list[dict]) -> list[tuple[int, float, str]]:
+    """(N, ms(naive) / ms(fastest other ioattn variant), that variant) for each N measured by both."""
+    out = []
+    for n in sorted({int(r["seqlen"]) for r in rs}):
+        at = [r for r in rs if int(r["seqlen"]) == n]
+        naive = [style.num(r, "ms") for r in at if is_naive(r["impl"])]
+        flash = sorted((style.num(r, "ms"), r["impl"]) for r in at
+                       if is_ioattn(r["impl"]) and not is_naive(r["impl"]))
+        if naive and flash:
+            out.append((n, min(naive) / flash[0][0], flash[0][1]))
+    return out
