@@ -30,10 +30,10 @@
 // Supports: fp16, bf16 (fp32 accumulate); d in {32, 64, 96, 128, 256}; any Nq, Nk; causal
 // (bottom-right), sliding windows, GQA/MQA; LSE out; fully masked rows give O = 0, LSE = -inf.
 // Tile sizes: --br/--bc pick one of the compiled configurations (list in the refusal message).
-// Measured on the H200 (2026-11-29, run 1 of kernels/dev/NOTES.md, best configuration, bf16,
-// TFLOP/s at N = 1k/4k/16k; SDPA flash in the same run in brackets):
-//   d 128: 261/290/310 (327/341/352), causal 222/277/308 (241/304/322)
-//   d  64: 272/269/302 (288/303/308), causal 222/295/303 (214/285/299)
+// Measured on the H200 (2026-11-29, run 2 of kernels/dev/NOTES.md; default configuration per d;
+// TFLOP/s at N = 1k/4k/16k, bf16; SDPA flash in the same run in brackets):
+//   d 128 (Br 128, Bc 32, 3 stages): 298/327/334 (331/342/349), causal 246/309/338 (241/304/325)
+//   d  64 (Br 128, Bc 64, 2 stages): 280/314/322 (288/301/308), causal 220/297/325 (213/285/299)
 // Run: ioattn run --kernel v05_fa2_fast --seqlen 4096 --heads 16 --head-dim 128 --dtype bf16 --check
 #include <cmath>
 #include <iterator>
@@ -51,7 +51,7 @@ namespace {
 //   kMT = 2 lets every K/V fragment read from shared memory feed two MMAs (half the shared-memory
 //   traffic per MMA), at the price of twice the accumulator registers. kQRegs keeps Q's fragments
 //   in registers for the whole key loop instead of re-reading them from shared memory.
-template <int kD_, int kWarps_, int kMT_, int kBc_, int kStages_, bool kQRegs_>
+template <int kD_, int kWarps_, int kMT_, int kBc_, int kStages_, bool kQRegs_, bool kLazy_ = true>
 struct V05Tile {
   static constexpr int kD = kD_;
   static constexpr int kWarps = kWarps_;
@@ -61,6 +61,7 @@ struct V05Tile {
   static constexpr int kBc = kBc_;                   // keys per tile
   static constexpr int kStages = kStages_;
   static constexpr bool kQRegs = kQRegs_;
+  static constexpr bool kLazy = kLazy_;  // lazy rescaling of O (see the softmax)
   static constexpr int kThreads = kWarps_ * kWarpSize;
   static constexpr int kLd = kD_ + 8;                // padded shared row (elements)
   static constexpr int kChunks = kD_ / 8;            // 16-byte chunks per row
@@ -70,6 +71,9 @@ struct V05Tile {
   static_assert(kBc_ % 16 == 0, "Bc must be a multiple of 16 (P V consumes 16 keys per MMA)");
   static_assert(kStages_ >= 2, "the pipeline needs at least two stages");
 };
+
+// Lazy rescaling threshold, in exp2 units: P <= 2^8 = 256 before normalization.
+constexpr float kLazyLog2 = 8.0f;
 
 // Copy rows [r0, r0 + kRows) of a (rows_end, kD) strided global tile into shared rows of kLd
 // elements; rows >= rows_end are zero-filled (never read from global).
@@ -153,16 +157,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1) fa2_fast_kernel(AttnView a, c
         r_Q[mt][kk] = frag::load_a_fast(s_Q, kLd, wr0 + mt * frag::kM, kk * frag::kK, lane);
   }
 
-  // Visible key range of each row this lane holds, and of the warp as a whole.
-  int kb[kMT][kR], ke[kMT][kR];
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-    for (int s = 0; s < kR; ++s) {
-      const int i = wi0 + mt * frag::kM + frag::c_slot_row(lane, s);
-      kb[mt][s] = static_cast<int>(mask.key_begin(i));
-      ke[mt][s] = static_cast<int>(mask.key_end(i));
-    }
+  // Visible key range of the warp as a whole (per-row ranges are recomputed in boundary tiles only).
   const int wi1 = min(wi0 + Tl::kWarpRows, seqlen_q);  // valid rows of this warp: [wi0, wi1)
   const int wkb = wi0 < wi1 ? static_cast<int>(mask.key_begin(wi0)) : 0;
   const int wke = wi0 < wi1 ? static_cast<int>(mask.key_end(wi1 - 1)) : 0;
@@ -233,33 +228,50 @@ __global__ void __launch_bounds__(Tl::kThreads, 1) fa2_fast_kernel(AttnView a, c
         for (int t = 0; t < kNS; ++t)
 #pragma unroll
           for (int e = 0; e < frag::kCElems; ++e) {
+            const int i = wi0 + mt * frag::kM + frag::c_row(lane, e);
             const int col = j0 + t * frag::kN + frag::c_col(lane, e);
-            const int s = frag::c_row_slot(e);
-            if (col < kb[mt][s] || col >= ke[mt][s]) r_S[mt][t].x[e] = -INFINITY;
+            if (col < mask.key_begin(i) || col >= mask.key_end(i)) r_S[mt][t].x[e] = -INFINITY;
           }
     }
 
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt) {
-      // Online softmax: m_new = max(m_i, rowmax S); O and l scale by alpha = 2^(sl2 (m_i - m_new)).
-      float m_new[kR];
+      // Online softmax with lazy rescaling. The reference max m_i moves only when a row's new max
+      // exceeds it by more than 2^kLazyLog2 in exp2 units (always on the first visible tile, where
+      // m_i = -inf); otherwise P = 2^(sl2 (S - m_i)) <= 2^kLazyLog2 stays well inside fp32/fp16/bf16
+      // and O, l need no rescaling. Any m_i gives the same O / l and LSE: only overflow matters.
+      float m_tile[kR];
 #pragma unroll
-      for (int s = 0; s < kR; ++s) m_new[s] = m_i[mt][s];
+      for (int s = 0; s < kR; ++s) m_tile[s] = -INFINITY;
 #pragma unroll
       for (int t = 0; t < kNS; ++t)
 #pragma unroll
         for (int e = 0; e < frag::kCElems; ++e)
-          m_new[frag::c_row_slot(e)] = fmaxf(m_new[frag::c_row_slot(e)], r_S[mt][t].x[e]);
-      float m_scaled[kR], alpha[kR];
+          m_tile[frag::c_row_slot(e)] = fmaxf(m_tile[frag::c_row_slot(e)], r_S[mt][t].x[e]);
+      bool grow[kR], any_grow = false;
 #pragma unroll
       for (int s = 0; s < kR; ++s) {
-        m_new[s] = frag::row_allreduce_max(m_new[s]);
-        // A row that has seen only masked keys keeps m = -inf; use 0 so -inf - m is -inf, not NaN.
-        m_scaled[s] = m_new[s] == -INFINITY ? 0.f : m_new[s] * sl2;
-        alpha[s] = frag::fast_exp2(m_i[mt][s] * sl2 - m_scaled[s]);  // m_i = -inf -> 0
-        m_i[mt][s] = m_new[s];
-        l_i[mt][s] *= alpha[s];
+        m_tile[s] = frag::row_allreduce_max(m_tile[s]);
+        grow[s] = Tl::kLazy ? (m_tile[s] - m_i[mt][s]) * sl2 > kLazyLog2 : m_tile[s] > m_i[mt][s];
+        any_grow |= grow[s];
       }
+      if (frag::warp_any(any_grow)) {  // warp-uniform: rescale O and l of the rows that moved
+        float alpha[kR];
+#pragma unroll
+        for (int s = 0; s < kR; ++s) {
+          alpha[s] = grow[s] ? frag::fast_exp2((m_i[mt][s] - m_tile[s]) * sl2) : 1.f;  // m_i = -inf -> 0
+          if (grow[s]) m_i[mt][s] = m_tile[s];
+          l_i[mt][s] *= alpha[s];
+        }
+#pragma unroll
+        for (int t = 0; t < kNO; ++t)
+#pragma unroll
+          for (int e = 0; e < frag::kCElems; ++e) r_O[mt][t].x[e] *= alpha[frag::c_row_slot(e)];
+      }
+      // A row that has seen only masked keys keeps m = -inf; use 0 so S - m is -inf, not NaN.
+      float m_scaled[kR];
+#pragma unroll
+      for (int s = 0; s < kR; ++s) m_scaled[s] = m_i[mt][s] == -INFINITY ? 0.f : m_i[mt][s] * sl2;
       // P = 2^(sl2 S - sl2 m), in place; l_i += rowsum(P) (this lane's share).
 #pragma unroll
       for (int t = 0; t < kNS; ++t)
@@ -270,10 +282,6 @@ __global__ void __launch_bounds__(Tl::kThreads, 1) fa2_fast_kernel(AttnView a, c
           r_S[mt][t].x[e] = p;
           l_i[mt][s] += p;
         }
-#pragma unroll
-      for (int t = 0; t < kNO; ++t)
-#pragma unroll
-        for (int e = 0; e < frag::kCElems; ++e) r_O[mt][t].x[e] *= alpha[frag::c_row_slot(e)];
     }
 
     // O_i += P V_j  (16 kMT, d) per warp; P is the A operand straight from registers, and each V
@@ -385,17 +393,20 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, hi
 #define V05_CONFIG(d, w, mt, bc, st, qr) \
   Config{d, 16 * (w) * (mt), bc, "d" #d "_w" #w "_mt" #mt "_bc" #bc "_s" #st "_qr" #qr, \
          &launch_tile<V05Tile<d, w, mt, bc, st, qr != 0>>}
+// The same with eager rescaling (O rescaled whenever a row max grows): for measuring lazy's gain.
+#define V05_CONFIG_EAGER(d, w, mt, bc, st, qr) \
+  Config{d, 16 * (w) * (mt), bc, "d" #d "_w" #w "_mt" #mt "_bc" #bc "_s" #st "_qr" #qr "_eager", \
+         &launch_tile<V05Tile<d, w, mt, bc, st, qr != 0, false>>}
 
 #if defined(IOATTN_PLATFORM_NVIDIA)
 const Config kConfigs[] = {
-    V05_CONFIG(128, 8, 2, 32, 2, 0), V05_CONFIG(128, 4, 2, 64, 2, 0),
-    V05_CONFIG(128, 8, 1, 64, 2, 1), V05_CONFIG(128, 4, 1, 32, 3, 1),
-    V05_CONFIG(128, 4, 1, 64, 2, 1),
-    V05_CONFIG(64, 4, 2, 64, 2, 1),  V05_CONFIG(64, 4, 1, 64, 2, 1),
-    V05_CONFIG(64, 8, 1, 64, 2, 1),  V05_CONFIG(64, 4, 1, 128, 2, 1),
-    V05_CONFIG(64, 4, 2, 128, 2, 0),
-    V05_CONFIG(32, 4, 1, 64, 2, 1),  V05_CONFIG(96, 4, 1, 64, 2, 1),
-    V05_CONFIG(256, 4, 1, 32, 2, 0),
+    V05_CONFIG(128, 4, 2, 32, 3, 0), V05_CONFIG(128, 4, 2, 32, 4, 0), V05_CONFIG(128, 4, 2, 32, 2, 0),
+    V05_CONFIG(128, 8, 2, 32, 3, 0), V05_CONFIG(128, 8, 1, 64, 2, 1), V05_CONFIG(128, 4, 2, 64, 2, 0),
+    V05_CONFIG_EAGER(128, 4, 2, 32, 3, 0),
+    V05_CONFIG(64, 4, 2, 64, 2, 1),  V05_CONFIG(64, 4, 2, 64, 3, 1),  V05_CONFIG(64, 4, 2, 32, 3, 1),
+    V05_CONFIG(64, 4, 2, 32, 2, 1),  V05_CONFIG(64, 8, 2, 64, 2, 1),  V05_CONFIG(64, 4, 1, 64, 2, 1),
+    V05_CONFIG_EAGER(64, 4, 2, 64, 2, 1),
+    V05_CONFIG(32, 4, 1, 64, 2, 1),  V05_CONFIG(96, 4, 1, 64, 2, 1),  V05_CONFIG(256, 4, 1, 32, 2, 0),
 };
 #else
 const Config kConfigs[] = {
@@ -404,6 +415,7 @@ const Config kConfigs[] = {
 };
 #endif
 #undef V05_CONFIG
+#undef V05_CONFIG_EAGER
 
 // The configuration for (d, br, bc), 0 meaning "the default".
 const Config* find_config(int64_t d, int br, int bc) {

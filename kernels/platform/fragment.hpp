@@ -299,6 +299,15 @@ __device__ inline float row_allreduce_sum(float v) {
   return v;
 }
 
+// True on every lane when `pred` holds on any lane of the warp/wavefront (a warp-uniform branch).
+__device__ inline bool warp_any(bool pred) {
+#if defined(IOATTN_PLATFORM_NVIDIA)
+  return __any_sync(0xffffffffu, pred);
+#else
+  return __any(pred);
+#endif
+}
+
 // Order shared-memory accesses among the lanes of one warp/wavefront.
 __device__ inline void warp_sync() {
 #if defined(IOATTN_PLATFORM_NVIDIA)
