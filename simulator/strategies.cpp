@@ -139,7 +139,7 @@ void gqa_reduce(Ctx& c) {
 // fa2: Q blocks outer, one CTA each; K_j, V_j streamed through LDS; O_i, m_i, l_i in registers.
 // Per head, --no-l2: Q Nd + K, V 2 Tr Nd + O Nd (elements) + LSE N (fp32).
 // ---------------------------------------------------------------------------------------------
-TiledKernel fa2_fwd_kernel(const Ctx& c, std::string name, int64_t splits) {
+TiledKernel fa2_fwd_kernel(const Ctx& c, std::string name, int64_t splits, bool partial) {
   const int64_t d = c.d, e = c.e, Br = c.t.Br, Bc = c.t.Bc;
   TiledKernel k;
   k.name = std::move(name);
@@ -152,7 +152,7 @@ TiledKernel fa2_fwd_kernel(const Ctx& c, std::string name, int64_t splits) {
   k.accesses = {outer_read("Q", Heads::q, d, e, c.t.q_in_registers ? 0 : 1),  // HBM read: Q_i once per CTA
                 inner_read("K", Heads::kv, d, e, 1),                           // HBM read: K_j per (i, j)
                 inner_read("V", Heads::kv, d, e, 1)};                          // HBM read: V_j per (i, j)
-  if (splits == 1) {
+  if (!partial) {
     k.accesses.push_back(outer_write("O", d, e));         // HBM write: O_i once
     k.accesses.push_back(outer_write("LSE", 1, 4));       // HBM write: LSE_i once (fp32)
   } else {
@@ -205,7 +205,7 @@ void fa1_fwd(Ctx& c) {
 // ---------------------------------------------------------------------------------------------
 void splitkv_fwd(Ctx& c) {
   const int64_t Nq = c.Nq, d = c.d, e = c.e, S = c.t.splits;
-  c.plan.kernels.push_back(tiled(fa2_fwd_kernel(c, "splitkv_fwd", S)));
+  c.plan.kernels.push_back(tiled(fa2_fwd_kernel(c, "splitkv_fwd", S, true)));
   const double rows = static_cast<double>(Nq);
   c.plan.kernels.push_back(stream(StreamKernel{
       "splitkv_combine", ceil_div(Nq, c.t.Br), 0.0,
@@ -307,7 +307,7 @@ Plan build_plan(const AttnProblem& p, const Tiling& t, const Options& o) {
       if (bwd) flash_bwd(c, /*fa1=*/true);
       break;
     case Strategy::fa2:
-      if (fwd) c.plan.kernels.push_back(tiled(fa2_fwd_kernel(c, "fa2_fwd", 1)));
+      if (fwd) c.plan.kernels.push_back(tiled(fa2_fwd_kernel(c, "fa2_fwd", 1, false)));
       if (bwd) flash_bwd(c, false);
       break;
     case Strategy::splitkv:

@@ -1,0 +1,510 @@
+// verify/simulator/prop_simulator.cpp: the IO-cost simulator against its oracles.
+//
+//   trace_equals_model     the brute-force tile trace (trace.cpp) and the loop-nest model agree
+//                          exactly, per kernel and tensor: every access (no-L2), distinct bytes
+//                          (compulsory) and, for waves that fit the cache, the wave model's HBM
+//                          count; odd sizes, causal, windows, GQA, split-KV, all passes
+//   closed_forms_no_l2     --no-l2 counts on tile-divisible sizes equal the closed forms derived in
+//                          simulator/README.md (standard, fa1, fa2, split-KV, each backward)
+//   never_below_compulsory HBM >= compulsory (problem level and per kernel); L2-aware <= no-L2
+//   hbm_monotone           more LDS (paper-rule tiles) or more cache never increases HBM traffic
+//   flops_convention       matrix FLOPs of a non-causal problem equal flops.hpp's convention
+//                          (x2.5 backward, x3.5 forward+backward; standard's backward x2.0)
+//   fitted_exponents       (unit) log-log slopes: standard ~ N^2, FlashAttention ~ N^2 d^2 / M
+// Each property prints `property NAME: N cases passed`.
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include <fmt/format.h>
+#include <rapidcheck.h>
+
+#include "property.hpp"
+#include "simulator/simulator.hpp"
+#include "trace.hpp"
+
+namespace {
+
+using namespace ioattn;
+using sim::Strategy;
+
+// ------------------------------------------------------------------------------------------------
+// Generators
+// ------------------------------------------------------------------------------------------------
+
+rc::Gen<AttnProblem> gen_small_problem(int64_t max_n) {
+  return rc::gen::exec([max_n] {
+    AttnProblem p;
+    p.batch = *rc::gen::inRange<int64_t>(1, 3);
+    p.heads_kv = *rc::gen::inRange<int64_t>(1, 3);
+    p.heads_q = p.heads_kv * *rc::gen::element<int64_t>(1, 1, 2, 3);
+    auto len = [max_n] {
+      return *rc::gen::oneOf(rc::gen::element<int64_t>(1, 17, 64, 113),
+                             rc::gen::inRange<int64_t>(1, max_n + 1));
+    };
+    p.seqlen_q = len();
+    p.seqlen_k = *rc::gen::weightedOneOf<int64_t>({{2, rc::gen::just(p.seqlen_q)}, {1, rc::gen::just(len())}});
+    p.head_dim = *rc::gen::element<int64_t>(1, 8, 59, 64, 128);
+    p.dtype = *rc::gen::element(DType::fp32, DType::fp16, DType::bf16);
+    p.causal = *rc::gen::arbitrary<bool>();
+    auto bound = [] {
+      return *rc::gen::weightedOneOf<int64_t>({{2, rc::gen::just<int64_t>(-1)}, {1, rc::gen::inRange<int64_t>(0, 41)}});
+    };
+    p.window_left = bound();
+    p.window_right = bound();
+    return p;
+  });
+}
+
+sim::Strategy gen_strategy() {
+  return *rc::gen::element(Strategy::standard, Strategy::fa1, Strategy::fa2, Strategy::splitkv);
+}
+Pass gen_pass() { return *rc::gen::element(Pass::fwd, Pass::bwd, Pass::fwdbwd); }
+
+// A machine made for the wave model: W CTAs in flight (one per CU), LDS and registers that fit any
+// tile, and a cache of the given size.
+sim::Machine test_machine(int64_t ctas_in_flight, double cache_bytes, double lds = 1e9) {
+  auto s = [](double v) { return sim::Sourced{v, "test"}; };
+  sim::Machine m;
+  m.name = "test";
+  m.display_name = "test machine";
+  m.vendor = "none";
+  m.arch = "none";
+  m.compute_units = s(static_cast<double>(ctas_in_flight));
+  m.wave_size = s(32);
+  m.clock_hz = s(1e9);
+  m.lds_bytes_per_cu = s(lds);
+  m.lds_bytes_per_cta = s(lds);
+  m.register_bytes_per_cu = s(1e12);
+  m.max_ctas_per_cu = s(1);
+  m.l2_bytes = s(cache_bytes);
+  m.hbm_capacity_bytes = s(1e12);
+  m.hbm_bandwidth = s(1e12);
+  m.matrix_fp16 = m.matrix_bf16 = m.matrix_fp32 = m.vector_fp32 = s(1e14);
+  m.launch_overhead_s = s(1e-6);
+  return m;
+}
+
+const std::vector<sim::Machine>& catalog() {
+  static const auto c = sim::load_catalog(sim::default_catalog_dir());
+  return c;
+}
+
+std::string show(const AttnProblem& p, const sim::Tiling& t, Pass pass) {
+  return fmt::format("B={} Hq={} Hkv={} Nq={} Nk={} d={} {} causal={} window=({},{}) {} Br={} Bc={} splits={} dq={} pass={}",
+                     p.batch, p.heads_q, p.heads_kv, p.seqlen_q, p.seqlen_k, p.head_dim, dtype_name(p.dtype),
+                     p.causal, p.window_left, p.window_right, sim::strategy_name(t.strategy), t.Br, t.Bc,
+                     t.splits, sim::dq_mode_name(t.dq), sim::pass_name(pass));
+}
+
+// ------------------------------------------------------------------------------------------------
+// trace == model
+// ------------------------------------------------------------------------------------------------
+
+void trace_equals_model() {
+  const AttnProblem p = *gen_small_problem(130);
+  sim::Tiling t;
+  t.strategy = gen_strategy();
+  t.Br = *rc::gen::oneOf(rc::gen::inRange<int64_t>(1, 49), rc::gen::element<int64_t>(16, 32, 64, 128));
+  t.Bc = *rc::gen::oneOf(rc::gen::inRange<int64_t>(1, 49), rc::gen::element<int64_t>(16, 32, 64, 128));
+  t.splits = t.strategy == Strategy::splitkv ? *rc::gen::inRange<int64_t>(1, 6) : 1;
+  t.dq = *rc::gen::element(sim::DqMode::atomic, sim::DqMode::separate);
+  const Pass pass = gen_pass();
+  const int64_t W = *rc::gen::inRange<int64_t>(1, 40);
+  RC_CLASSIFY(p.causal, "causal");
+  RC_CLASSIFY(p.window_left >= 0 || p.window_right >= 0, "window");
+  RC_CLASSIFY(p.heads_q != p.heads_kv, "gqa");
+  RC_CLASSIFY(p.seqlen_q != p.seqlen_k, "Nq!=Nk");
+
+  sim::Options o;
+  o.pass = pass;
+  const sim::Machine m = test_machine(W, 1e15);
+  const sim::Result model = sim::simulate_unchecked(p, m, t, o);
+  o.no_l2 = true;
+  const sim::Result model_nol2 = sim::simulate_unchecked(p, m, t, o);
+  const auto traced = verify::trace::trace(p, t, pass);
+  const std::string where = show(p, t, pass) + fmt::format(" W={}", W);
+
+  if (traced.size() != model.kernels.size()) RC_FAIL("kernel count differs: " + where);
+  for (size_t ki = 0; ki < traced.size(); ++ki) {
+    const auto& tk = traced[ki];
+    const auto& mk = model.kernels[ki];
+    const auto& mk0 = model_nol2.kernels[ki];
+    if (tk.name != mk.name) RC_FAIL(fmt::format("kernel {}: trace {} vs model {} ({})", ki, tk.name, mk.name, where));
+    const auto counts = verify::trace::count(tk, W);
+    if (counts.size() != mk.tensors.size())
+      RC_FAIL(fmt::format("kernel {}: {} traced tensors vs {} modeled ({})", mk.name, counts.size(), mk.tensors.size(), where));
+    for (const auto& mt : mk.tensors) {
+      auto it = counts.find(mt.tensor);
+      if (it == counts.end()) RC_FAIL(fmt::format("kernel {}: tensor {} not traced ({})", mk.name, mt.tensor, where));
+      const auto& c = it->second;
+      auto eq = [&](const char* what, const sim::Traffic& a, const sim::Traffic& b) {
+        if (a.read != b.read || a.write != b.write)
+          RC_FAIL(fmt::format("kernel {} tensor {} {}: trace {}/{} vs model {}/{} ({})", mk.name, mt.tensor, what,
+                              a.read, a.write, b.read, b.write, where));
+      };
+      eq("no-l2", c.no_l2, mt.hbm_no_l2);
+      eq("compulsory", c.compulsory, mt.hbm_compulsory);
+      const auto* mt0 = &mk0.tensors[&mt - &mk.tensors[0]];
+      eq("--no-l2 hbm", c.no_l2, mt0->hbm);
+      // The wave model (cache large enough: every wave fits) against distinct rows per wave.
+      // split-KV's Q (read by every split) is exact only when one wave holds the grid (README).
+      const bool approx = t.strategy == Strategy::splitkv && t.splits > 1 && mt.tensor == "Q" &&
+                          mk.name == "splitkv_fwd" && tk.grid > W;
+      if (tk.tiled && !approx) eq("wave model", c.per_wave, mt.hbm);
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Closed forms (--no-l2, tile-divisible, MHA, no mask), per (batch, head), in bytes.
+// ------------------------------------------------------------------------------------------------
+
+void closed_forms_no_l2() {
+  const int64_t Br = *rc::gen::element<int64_t>(16, 32, 64), Bc = *rc::gen::element<int64_t>(16, 32, 64);
+  const int64_t N = 64 * *rc::gen::inRange<int64_t>(1, 9);
+  AttnProblem p;
+  p.batch = *rc::gen::inRange<int64_t>(1, 3);
+  p.heads_q = p.heads_kv = *rc::gen::inRange<int64_t>(1, 4);
+  p.seqlen_q = p.seqlen_k = N;
+  p.head_dim = *rc::gen::element<int64_t>(16, 32, 64, 128);
+  p.dtype = *rc::gen::element(DType::fp32, DType::fp16, DType::bf16);
+  sim::Tiling t;
+  t.strategy = gen_strategy();
+  t.Br = Br;
+  t.Bc = Bc;
+  t.splits = t.strategy == Strategy::splitkv ? *rc::gen::element<int64_t>(1, 2, 4) : 1;
+  t.dq = *rc::gen::element(sim::DqMode::atomic, sim::DqMode::separate);
+  sim::Options o;
+  o.pass = gen_pass();
+  o.no_l2 = true;
+  if (t.strategy == Strategy::standard) {
+    o.mask_tensor = *rc::gen::arbitrary<bool>();
+    o.dropout = *rc::gen::element(0.0, 0.1);
+  }
+  RC_TAG(sim::strategy_name(t.strategy), sim::pass_name(o.pass));
+  const sim::Result r = sim::simulate_unchecked(p, catalog()[0], t, o);
+
+  const int64_t n = N, d = p.head_dim, e = static_cast<int64_t>(dtype_bytes(p.dtype));
+  const int64_t Tr = n / Br, Tc = n / Bc, S = t.splits, Nd = n * d, NN = n * n;
+  const bool fwd = o.pass != Pass::bwd, bwd = o.pass != Pass::fwd;
+  int64_t per_head = 0;  // bytes
+  switch (t.strategy) {
+    case Strategy::standard: {
+      const int64_t passes = (o.mask_tensor ? 1 : 0) + (o.dropout > 0 ? 1 : 0);
+      // forward 4Nd + 4N^2 + 2N^2 per extra pass (+ N^2 of mask tensor); backward 8Nd + 7N^2 (+2N^2 dropout)
+      if (fwd) per_head += e * (4 * Nd + 4 * NN + 2 * NN * passes + (o.mask_tensor ? NN : 0));
+      if (bwd) per_head += e * (8 * Nd + 7 * NN + (o.dropout > 0 ? 2 * NN : 0));
+      break;
+    }
+    case Strategy::fa1:
+      // forward: init (O Nd, m, l 2N) + K, V 2Nd + Tc (Q, O in, O out 3Nd; m, l in and out 4N)
+      if (fwd) per_head += e * (Nd + 2 * Nd + Tc * 3 * Nd) + 4 * (2 * n + Tc * 4 * n);
+      // backward: init dQ_accum (4Nd) + K, V, dK, dV (4Nd e) + Tc (Q, dO, O 3Nd e; m, l 2N; dQ_accum
+      // in and out 2 Nd fp32) + convert (Nd fp32 in, Nd e out)
+      if (bwd) per_head += e * (4 * Nd + Tc * 3 * Nd + Nd) + 4 * (Nd + Tc * (2 * n + 2 * Nd) + Nd);
+      break;
+    case Strategy::fa2:
+    case Strategy::splitkv: {
+      if (fwd && t.strategy == Strategy::fa2) per_head += e * (Nd + 2 * Tr * Nd + Nd) + 4 * n;
+      if (fwd && t.strategy == Strategy::splitkv) {
+        // Q once per non-empty split, K, V 2 Tr Nd, partial O and LSE (fp32) per split, combine.
+        const int64_t per = (Tc + S - 1) / S, used = (Tc + per - 1) / per;
+        per_head += e * (used * Nd + 2 * Tr * Nd) + 4 * S * (Nd + n)   // split kernel
+                    + 4 * S * (Nd + n) + e * Nd + 4 * n;               // combine
+      }
+      if (bwd) {
+        if (t.dq == sim::DqMode::atomic)
+          // preprocess (dO, O in; D, dQ_accum out) + main (K, V, dK, dV; Tc (Q, dO, LSE, D, dQ_accum
+          // in and out)) + convert
+          per_head += e * (2 * Nd) + 4 * (n + Nd) + e * (4 * Nd + Tc * 2 * Nd) + 4 * Tc * (2 * n + 2 * Nd) +
+                      4 * Nd + e * Nd;
+        else
+          // preprocess + dK/dV kernel (K, V, dK, dV; Tc (Q, dO, LSE, D)) + dQ kernel (Q, dO, LSE, D;
+          // Tr (K, V); dQ)
+          per_head += e * 2 * Nd + 4 * n + e * (4 * Nd + Tc * 2 * Nd) + 4 * Tc * 2 * n +
+                      e * (2 * Nd + Tr * 2 * Nd + Nd) + 4 * 2 * n;
+      }
+      break;
+    }
+  }
+  const int64_t expect = per_head * p.batch * p.heads_q;
+  if (r.hbm_no_l2.total() != expect || r.hbm.total() != expect)
+    RC_FAIL(fmt::format("{}: model {} (hbm {}) vs closed form {} bytes (mask={} dropout={})", show(p, t, o.pass),
+                        r.hbm_no_l2.total(), r.hbm.total(), expect, o.mask_tensor, o.dropout));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Never below compulsory; the cache only removes traffic.
+// ------------------------------------------------------------------------------------------------
+
+void never_below_compulsory() {
+  const AttnProblem p = *gen_small_problem(600);
+  const auto& cat = catalog();
+  const sim::Machine& m = cat[*rc::gen::inRange<size_t>(0, cat.size())];
+  sim::Tiling t;
+  t.strategy = gen_strategy();
+  t.Br = *rc::gen::element<int64_t>(16, 32, 64, 128);
+  t.Bc = *rc::gen::element<int64_t>(16, 32, 64, 128);
+  t.splits = t.strategy == Strategy::splitkv ? *rc::gen::inRange<int64_t>(1, 9) : 1;
+  t.dq = *rc::gen::element(sim::DqMode::atomic, sim::DqMode::separate);
+  sim::Options o;
+  o.pass = gen_pass();
+  RC_TAG(sim::strategy_name(t.strategy));
+  for (bool no_l2 : {false, true}) {
+    o.no_l2 = no_l2;
+    const sim::Result r = sim::simulate_unchecked(p, m, t, o);
+    const std::string where = show(p, t, o.pass) + " on " + m.name + (no_l2 ? " no-l2" : "");
+    if (r.hbm.read < r.hbm_compulsory.read || r.hbm.write < r.hbm_compulsory.write)
+      RC_FAIL(fmt::format("below compulsory: {}/{} < {}/{} ({})", r.hbm.read, r.hbm.write,
+                          r.hbm_compulsory.read, r.hbm_compulsory.write, where));
+    for (const auto& k : r.kernels) {
+      if (k.hbm.read < k.hbm_compulsory.read || k.hbm.write < k.hbm_compulsory.write ||
+          k.hbm.read > k.hbm_no_l2.read || k.hbm.write > k.hbm_no_l2.write)
+        RC_FAIL(fmt::format("kernel {}: hbm {}/{} outside [compulsory {}/{}, no-l2 {}/{}] ({})", k.name, k.hbm.read,
+                            k.hbm.write, k.hbm_compulsory.read, k.hbm_compulsory.write, k.hbm_no_l2.read,
+                            k.hbm_no_l2.write, where));
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// HBM never grows when LDS (paper-rule tiles, no-L2) or the cache (same tiles) grows.
+// ------------------------------------------------------------------------------------------------
+
+void hbm_monotone() {
+  // Unmasked: with a mask, a larger tile can cover more masked keys (tile rounding) and split-KV
+  // can read Q once more per extra non-empty split; both are real effects (README).
+  AttnProblem p = *gen_small_problem(2000);
+  p.causal = false;
+  p.window_left = p.window_right = -1;
+  p.head_dim = *rc::gen::element<int64_t>(16, 32, 64, 128, 256);
+  const Strategy s = *rc::gen::element(Strategy::fa1, Strategy::fa2);
+  sim::Options o;
+  o.pass = gen_pass();
+  const double lds1 = static_cast<double>(*rc::gen::inRange<int64_t>(8, 257)) * 1024.0;
+  const double lds2 = lds1 + static_cast<double>(*rc::gen::inRange<int64_t>(1, 129)) * 1024.0;
+  auto paper_hbm = [&](double lds) {
+    const sim::Machine m = test_machine(100, 1e7, lds);
+    const sim::BlockChoice b = sim::paper_block_sizes(p, m, s, o.pass);
+    sim::Tiling t;
+    t.strategy = s;
+    t.Br = b.Br;
+    t.Bc = b.Bc;
+    t.splits = s == Strategy::splitkv ? 2 : 1;
+    sim::Options x = o;
+    x.no_l2 = true;
+    return sim::simulate_unchecked(p, m, t, x).hbm.total();
+  };
+  const int64_t h1 = paper_hbm(lds1), h2 = paper_hbm(lds2);
+  if (h2 > h1) RC_FAIL(fmt::format("more LDS ({} -> {} B), more HBM: {} -> {} ({} {})", lds1, lds2, h1, h2, sim::strategy_name(s), show(p, sim::Tiling{}, o.pass)));
+  // Cache size, same tiles and occupancy.
+  sim::Tiling t;
+  t.strategy = s;
+  t.Br = *rc::gen::element<int64_t>(16, 64);
+  t.Bc = *rc::gen::element<int64_t>(16, 64);
+  t.splits = s == Strategy::splitkv ? 3 : 1;
+  const double c1 = static_cast<double>(*rc::gen::inRange<int64_t>(1, 1 << 20)) * 16.0;
+  const double c2 = c1 * (1.0 + static_cast<double>(*rc::gen::inRange<int64_t>(1, 100)) / 10.0);
+  const int64_t W = *rc::gen::inRange<int64_t>(1, 64);
+  const auto a = sim::simulate_unchecked(p, test_machine(W, c1), t, o).hbm;
+  const auto b = sim::simulate_unchecked(p, test_machine(W, c2), t, o).hbm;
+  if (b.read > a.read || b.write > a.write)
+    RC_FAIL(fmt::format("bigger cache ({} -> {}), more HBM: {}/{} -> {}/{} ({})", c1, c2, a.read, a.write, b.read,
+                        b.write, show(p, t, o.pass)));
+}
+
+// ------------------------------------------------------------------------------------------------
+// FLOPs: the convention (flops.hpp) for non-causal problems.
+// ------------------------------------------------------------------------------------------------
+
+void flops_convention() {
+  AttnProblem p = *gen_small_problem(3000);
+  p.causal = false;
+  p.window_left = p.window_right = -1;
+  sim::Tiling t;
+  t.strategy = gen_strategy();
+  t.Br = *rc::gen::inRange<int64_t>(1, 200);
+  t.Bc = *rc::gen::inRange<int64_t>(1, 200);
+  t.splits = t.strategy == Strategy::splitkv ? *rc::gen::inRange<int64_t>(1, 9) : 1;
+  t.dq = sim::DqMode::atomic;
+  sim::Options o;
+  o.pass = gen_pass();
+  const sim::Result r = sim::simulate_unchecked(p, catalog()[0], t, o);
+  const double fwd = conventional_fwd_flops(p);
+  double expect = conventional_flops(p, o.pass);
+  if (t.strategy == Strategy::standard)  // four backward GEMMs: no recomputation of S
+    expect = (o.pass == Pass::fwd ? 1.0 : o.pass == Pass::bwd ? 2.0 : 3.0) * fwd;
+  if (std::fabs(r.matrix_flops - expect) > 1e-12 * expect)
+    RC_FAIL(fmt::format("matrix FLOPs {} vs convention {} ({})", r.matrix_flops, expect, show(p, t, o.pass)));
+  if (r.conventional_flops != conventional_flops(p, o.pass)) RC_FAIL("conventional_flops is not flops.hpp's");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Fitted exponents (one deterministic case each).
+// ------------------------------------------------------------------------------------------------
+
+double slope(const std::vector<double>& x, const std::vector<double>& y) {
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < x.size(); ++i) { mx += std::log(x[i]); my += std::log(y[i]); }
+  mx /= static_cast<double>(x.size());
+  my /= static_cast<double>(x.size());
+  double sxy = 0, sxx = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double dx = std::log(x[i]) - mx;
+    sxy += dx * (std::log(y[i]) - my);
+    sxx += dx * dx;
+  }
+  return sxy / sxx;
+}
+
+void fitted_exponents() {
+  AttnProblem base;
+  base.dtype = DType::bf16;
+  sim::Options o;
+  o.no_l2 = true;
+  auto hbm = [&](const AttnProblem& p, Strategy s, double lds_bytes) {
+    const sim::Machine m = test_machine(132, 5e7, lds_bytes);
+    const auto b = sim::paper_block_sizes(p, m, s, Pass::fwd);
+    sim::Tiling t;
+    t.strategy = s;
+    t.Br = b.Br;
+    t.Bc = b.Bc;
+    return static_cast<double>(sim::simulate_unchecked(p, m, t, o).hbm.total());
+  };
+  auto check = [](const char* what, double got, double want, double tol) {
+    fmt::print("fitted exponent {}: {:.3f} (expected {} +- {})\n", what, got, want, tol);
+    RC_ASSERT(std::fabs(got - want) <= tol);
+  };
+  // In N: standard (d = 64) and FlashAttention at N = 2k .. 32k.
+  std::vector<double> ns, st, f2, f1;
+  for (int64_t n = 2048; n <= 32768; n *= 2) {
+    AttnProblem p = base;
+    p.seqlen_q = p.seqlen_k = n;
+    p.head_dim = 64;
+    ns.push_back(static_cast<double>(n));
+    st.push_back(hbm(p, Strategy::standard, 32768));
+    p.head_dim = 256;
+    f2.push_back(hbm(p, Strategy::fa2, 32768));
+    f1.push_back(hbm(p, Strategy::fa1, 32768));
+  }
+  check("standard vs N", slope(ns, st), 2.0, 0.05);
+  check("fa2 vs N (M < 4 d^2)", slope(ns, f2), 2.0, 0.05);
+  check("fa1 vs N (M < 4 d^2)", slope(ns, f1), 2.0, 0.05);
+  // In d and M, where the paper rule gives Br = M / 4d < d: traffic ~ N^2 d^2 / M.
+  std::vector<double> ds, f2d, ms, f2m, f1m;
+  for (int64_t d : {128, 256, 512}) {
+    AttnProblem p = base;
+    p.seqlen_q = p.seqlen_k = 8192;
+    p.head_dim = d;
+    ds.push_back(static_cast<double>(d));
+    f2d.push_back(hbm(p, Strategy::fa2, 32768));
+  }
+  check("fa2 vs d", slope(ds, f2d), 2.0, 0.1);
+  for (double lds : {16384.0, 32768.0, 65536.0, 131072.0}) {
+    AttnProblem p = base;
+    p.seqlen_q = p.seqlen_k = 8192;
+    p.head_dim = 256;
+    ms.push_back(lds / 2.0);
+    f2m.push_back(hbm(p, Strategy::fa2, lds));
+    f1m.push_back(hbm(p, Strategy::fa1, lds));
+  }
+  check("fa2 vs M", slope(ms, f2m), -1.0, 0.1);
+  check("fa1 vs M", slope(ms, f1m), -1.0, 0.1);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Named edge cases.
+// ------------------------------------------------------------------------------------------------
+
+void edge_cases() {
+  const auto& cat = catalog();
+  RC_ASSERT(cat.size() == 7u);
+  const sim::Machine& h200 = sim::find_machine(cat, "H200");
+  RC_ASSERT(h200.measured_bandwidth.has_value());
+  RC_ASSERT(h200.measured_bandwidth->value == 4.25e12);
+  RC_ASSERT(h200.measured_matrix_bf16->value == 671e12);
+  RC_ASSERT(sim::find_machine(cat, "mi300x").llc_name() == std::string("Infinity Cache"));
+  bool threw = false;
+  try { (void)sim::find_machine(cat, "no-such-gpu"); } catch (const sim::SimError&) { threw = true; }
+  RC_ASSERT(threw);
+  // Paper rule on the H200, bf16, d = 64: M = 233472 / 2 = 116736, Bc = ceil(M / 256) = 456, Br = 64.
+  AttnProblem p;
+  p.dtype = DType::bf16;
+  p.head_dim = 64;
+  p.seqlen_q = p.seqlen_k = 4096;
+  const auto b = sim::paper_block_sizes(p, h200, Strategy::fa2, Pass::fwd);
+  RC_ASSERT(b.M_elems == 116736);
+  RC_ASSERT(b.Bc == 456);
+  RC_ASSERT(b.Br == 64);
+  // A tile that does not fit the MI210's 64 KiB LDS is rejected with a message naming LDS.
+  sim::Tiling big;
+  big.Br = 256;
+  big.Bc = 256;
+  p.head_dim = 128;
+  threw = false;
+  try {
+    (void)sim::simulate(p, sim::find_machine(cat, "mi210"), big);
+  } catch (const sim::SimError& e) {
+    threw = std::string(e.what()).find("LDS") != std::string::npos;
+  }
+  RC_ASSERT(threw);
+  // N = 1 decode-like problem with split-KV: one query row, splits larger than the key blocks.
+  AttnProblem dec;
+  dec.seqlen_q = 1;
+  dec.seqlen_k = 1013;
+  dec.head_dim = 128;
+  sim::Tiling sk;
+  sk.strategy = Strategy::splitkv;
+  sk.splits = 64;
+  const auto r = sim::simulate_unchecked(dec, h200, sk, {});
+  RC_ASSERT(r.hbm.read >= r.hbm_compulsory.read);
+  // seqlen_q > seqlen_k causal: the leading rows see no key; Q of those rows is never read.
+  AttnProblem masked;
+  masked.seqlen_q = 200;
+  masked.seqlen_k = 50;
+  masked.causal = true;
+  masked.head_dim = 8;
+  sim::Options nl;
+  nl.no_l2 = true;
+  sim::Tiling t1;
+  t1.Br = 50;
+  t1.Bc = 50;
+  const auto rm = sim::simulate_unchecked(masked, h200, t1, nl);
+  RC_ASSERT(rm.kernels[0].tensors[0].tensor == std::string("Q"));
+  RC_ASSERT(rm.kernels[0].tensors[0].hbm_no_l2.read == 50 * 8 * 4);  // only the last 50 rows
+  // Malformed catalog files: a number without a source, bad JSON.
+  const auto dir = std::filesystem::temp_directory_path() / "ioattn_bad_catalog";
+  std::filesystem::create_directories(dir);
+  {
+    std::FILE* f = std::fopen((dir / "bad.json").string().c_str(), "w");
+    std::fputs("{\"name\": \"bad\", \"compute_units\": 3}", f);
+    std::fclose(f);
+  }
+  threw = false;
+  try { (void)sim::load_catalog(dir); } catch (const sim::SimError&) { threw = true; }
+  RC_ASSERT(threw);
+  {
+    std::FILE* f = std::fopen((dir / "bad.json").string().c_str(), "w");
+    std::fputs("{ not json", f);
+    std::fclose(f);
+  }
+  threw = false;
+  try { (void)sim::load_catalog(dir); } catch (const sim::SimError&) { threw = true; }
+  RC_ASSERT(threw);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+int main() {
+  return ioattn::verify::run_properties({
+      {"trace_equals_model", 600, trace_equals_model},
+      {"closed_forms_no_l2", 800, closed_forms_no_l2},
+      {"never_below_compulsory", 800, never_below_compulsory},
+      {"hbm_monotone", 500, hbm_monotone},
+      {"flops_convention", 500, flops_convention},
+      {"fitted_exponents", 1, fitted_exponents},
+      {"edge_cases", 1, edge_cases},
+  });
+}
