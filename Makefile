@@ -29,7 +29,7 @@ test: build
 # experiments/gpu/run_h200.sh (needs an NVIDIA GPU). See experiments/README.md.
 FIG_OUT ?= out
 GPU ?= 0
-FIG_TARGETS ?= ioattn ioattn_exp_cpu_reference
+FIG_TARGETS ?= exp_machines exp_io_complexity exp_memory_vs_n exp_speedup_vs_n exp_block_size exp_cpu_reference
 
 figures: configure
 	cmake --build $(BUILD) -j $(JOBS) --target $(FIG_TARGETS)

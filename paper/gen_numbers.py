@@ -185,7 +185,12 @@ def block_size(nb: Numbers) -> None:
 def speedup(nb: Numbers, h_rows) -> None:
     p = style.find_csv("sim", "speedup_vs_n", "speedup")
     if p is not None:
-        rows = [r for r in nb.use(p) if r["dtype"] == "bf16" and r["head_dim"] == "128" and r["causal"] == "0"]
+        all_rows = nb.use(p)
+        dims = sorted({int(r["head_dim"]) for r in all_rows})
+        nb.val("speed.dims", ", ".join(map(str, dims)))
+        d = 128 if 128 in dims else dims[-1]  # the paper discusses the larger head dimension
+        nb.val("speed.d", str(d))
+        rows = [r for r in all_rows if r["dtype"] == "bf16" and int(r["head_dim"]) == d and r["causal"] == "0"]
         fwd = [r for r in rows if r["pass"] == "fwd"]
         ns = sorted({int(r["seqlen"]) for r in fwd})
         n = 16384 if 16384 in ns else ns[-1]  # the longest N the H200 benchmark measures
