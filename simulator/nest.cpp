@@ -381,7 +381,7 @@ KernelResult count_stream(const AttnProblem& p, const StreamKernel& k, int64_t c
     const int64_t nb = a.write ? instances * inst_bytes : bh * inst_bytes;
     const int64_t cb = instances * inst_bytes;
     int64_t hb = nb;
-    if (!no_l2 && !a.write && a.heads != Heads::q) {
+    if (!no_l2 && !a.write && instances < bh) {
       broadcast = true;
       // The re-reads hit the cache when one instance fits it (consecutive heads share it).
       if (inst_bytes <= llc_bytes) hb = cb; else exceeded = true;
