@@ -80,12 +80,14 @@ Grads backward_fa2(const AttnProblem& p, const Inputs& in, const Forward& fwd, c
             for (int64_t r = 0; r < rows; ++r) {                 // P = exp(S - LSE) in place
               const float lse = fwd.lse[p.lse_offset(b, h, r0 + r)];
               if (lse == kNegInf<float>) s.row(r).setZero();
-              else s.row(r) = (s.row(r).array() - lse).exp();
+              else s.row(r) = detail::exp_shifted(s.row(r), lse);
             }
             MatR<float> p_op = s;  // P as a matmul operand, in the input dtype
             round_in_place(p.dtype, std::span<float>(p_op.data(), p_op.size()));
             r_dv.noalias() += p_op.transpose() * r_do;                    // (Bc, d)
-            dp.noalias() = r_do * r_v.transpose();                        // (Br, Bc)
+            dp.resize(rows, cols);                                        // (Br, Bc): dO_i V_j^T
+            detail::scores_f32(r_do.data(), r_do.outerStride(), r_v.data(), r_v.outerStride(), rows,
+                               cols, p.head_dim, 1.0f, dp.data(), dp.outerStride());
             MatR<float> ds = s.cwiseProduct(dp.colwise() - g_d.segment(r0, rows));  // (Br, Bc)
             round_in_place(p.dtype, std::span<float>(ds.data(), ds.size()));
             g_dq.middleRows(r0, rows).noalias() += (ds * r_k) * scale;    // dQ_i += ... per (i, j)

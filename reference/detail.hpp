@@ -48,6 +48,18 @@ auto kv_head(const AttnProblem& p, V& t, int64_t b, int64_t hk) {
            Eigen::OuterStride<>(p.heads_kv * p.head_dim));
 }
 
+// exp(s - c) elementwise, with exp(-inf) = 0 exactly for masked scores.
+//
+// Eigen's vectorized exp clamps its argument at about -88 (float) or -709 (double), so on a packet
+// exp(-inf) returns ~1e-39 (float) or ~1e-308 (double) instead of 0 (its scalar tail returns 0).
+// A masked key would then leak into P with that weight and O would depend, in its last bits, on
+// keys the row cannot see: the property masked_keys_invisible found it. Masked entries are
+// therefore selected to 0, never exponentiated.
+template <class Row, class T>
+auto exp_shifted(const Row& s, T c) {
+  return (s.array() == kNegInf<T>).select(T(0), (s.array() - c).exp());
+}
+
 // Throws ReferenceError naming the first violated precondition.
 template <class T>
 void check_inputs(const AttnProblem& p, const InputTensors<T>& in, bool need_do, Algorithm a) {

@@ -90,7 +90,7 @@ VecX<T> softmax_in_place(MatR<T>& s) {
       lse(i) = kNegInf<T>;
       continue;
     }
-    row = (row.array() - m).exp();  // exp(-inf) = 0 for masked entries
+    row = detail::exp_shifted(row, m);  // exactly 0 for masked entries
     const T l = row.sum();
     row /= l;
     lse(i) = m + std::log(l);
@@ -130,9 +130,14 @@ ForwardResult<T> forward_impl(const AttnProblem& p, const InputTensors<TI>& in) 
   return out;
 }
 
+// `state`: the forward's (O, LSE) to start from; nullptr computes this function's own forward.
 template <class T, class TI>
-GradResult<T> backward_impl(const AttnProblem& p, const InputTensors<TI>& in) {
+GradResult<T> backward_impl(const AttnProblem& p, const InputTensors<TI>& in,
+                            const ForwardResult<T>* state = nullptr) {
   detail::check_inputs(p, in, /*need_do=*/true, Algorithm::naive_backward);
+  if (state && (static_cast<int64_t>(state->o.size()) != p.q_elems() ||
+                static_cast<int64_t>(state->lse.size()) != p.lse_elems()))
+    throw ReferenceError("backward_naive: the forward state (O, LSE) does not match the problem");
   GradResult<T> g;
   g.dq.assign(static_cast<size_t>(p.q_elems()), T(0));
   g.dk.assign(static_cast<size_t>(p.kv_elems()), T(0));
@@ -146,25 +151,39 @@ GradResult<T> backward_impl(const AttnProblem& p, const InputTensors<TI>& in) {
       MatR<T> dk = MatR<T>::Zero(p.seqlen_k, p.head_dim);
       MatR<T> dv = MatR<T>::Zero(p.seqlen_k, p.head_dim);
       for (int64_t h = hk * p.group_size(); h < (hk + 1) * p.group_size(); ++h) {
-        // The forward's state: O (rounded to the dtype) and LSE (in T: fp32 for the baseline).
+        // The forward's state: O (rounded to the dtype) and LSE (in T: fp32 for the baseline),
+        // given or computed here.
         const MatR<T> s = masked_scores<T>(p, in, b, h);              // (Nq, Nk)
-        MatR<T> p_fwd = s;
-        const VecX<T> lse = softmax_in_place(p_fwd);
-        round_mat(p.dtype, p_fwd);
-        MatR<T> o = p_fwd * v;                                         // (Nq, d)
-        round_mat(p.dtype, o);
+        MatR<T> o;                                                     // (Nq, d)
+        VecX<T> lse(p.seqlen_q);                                       // (Nq)
+        if (state) {
+          o = detail::q_head(p, state->o, b, h);
+          for (int64_t i = 0; i < p.seqlen_q; ++i) lse(i) = state->lse[p.lse_offset(b, h, i)];
+        } else {
+          MatR<T> p_fwd = s;
+          lse = softmax_in_place(p_fwd);
+          round_mat(p.dtype, p_fwd);
+          o = p_fwd * v;
+          round_mat(p.dtype, o);
+        }
         // P recomputed from the saved LSE, as every backward that keeps (O, LSE) does.
         MatR<T> prob(p.seqlen_q, p.seqlen_k);                          // (Nq, Nk)
         for (int64_t i = 0; i < p.seqlen_q; ++i) {
           if (lse(i) == kNegInf<T>) prob.row(i).setZero();
-          else prob.row(i) = (s.row(i).array() - lse(i)).exp();
+          else prob.row(i) = detail::exp_shifted(s.row(i), lse(i));
         }
         MatR<T> prob_op = prob;  // P as a matmul operand, in the input dtype
         round_mat(p.dtype, prob_op);
         const MatR<T> q = q_dense<T>(p, in.q, b, h);                   // (Nq, d)
         const MatR<T> d_o = q_dense<T>(p, in.d_o, b, h);               // (Nq, d)
         dv.noalias() += prob_op.transpose() * d_o;                     // (Nk, d)
-        const MatR<T> dp = d_o * v.transpose();                        // (Nq, Nk)
+        MatR<T> dp(p.seqlen_q, p.seqlen_k);                            // (Nq, Nk): dO V^T
+        if constexpr (std::is_same_v<T, float>) {  // same fixed-order kernel as S (scores.hpp)
+          detail::scores_f32(d_o.data(), d_o.outerStride(), v.data(), v.outerStride(), p.seqlen_q,
+                             p.seqlen_k, p.head_dim, 1.0f, dp.data(), dp.outerStride());
+        } else {
+          dp.noalias() = d_o * v.transpose();
+        }
         const VecX<T> d_row = d_o.cwiseProduct(o).rowwise().sum();     // (Nq): D_i
         MatR<T> ds = prob.cwiseProduct((dp.colwise() - d_row));        // (Nq, Nk)
         round_mat(p.dtype, ds);  // the baseline stores dS in the input dtype before the matmuls
@@ -191,5 +210,8 @@ Forward forward_naive(const AttnProblem& p, const Inputs& in) { return forward_i
 Grads64 backward_f64(const AttnProblem& p, const Inputs& in) { return backward_impl<double>(p, in); }
 Grads64 backward_f64(const AttnProblem& p, const Inputs64& in) { return backward_impl<double>(p, in); }
 Grads backward_naive(const AttnProblem& p, const Inputs& in) { return backward_impl<float>(p, in); }
+Grads backward_naive(const AttnProblem& p, const Inputs& in, const Forward& fwd) {
+  return backward_impl<float>(p, in, &fwd);
+}
 
 }  // namespace ioattn::ref

@@ -48,7 +48,7 @@ struct OnlineSoftmax {
         continue;
       }
       const float alpha = std::exp(r_m(r) - m_new(r));  // exp(-inf) = 0 on the first visible block
-      r_p.row(r) = (s.row(r).array() - m_new(r)).exp();
+      r_p.row(r) = exp_shifted(s.row(r), m_new(r));
       r_l(r) = alpha * r_l(r) + r_p.row(r).sum();
       r_o.row(r) *= alpha;
       r_m(r) = m_new(r);

@@ -103,6 +103,10 @@ Forward forward_naive(const AttnProblem& p, const Inputs& in);
 Grads64 backward_f64(const AttnProblem& p, const Inputs& in);
 Grads64 backward_f64(const AttnProblem& p, const Inputs64& in);
 Grads backward_naive(const AttnProblem& p, const Inputs& in);
+// The same-precision baseline of a backward that starts from a given forward state (O, LSE): give
+// it the state the backward under test received, so that both see the same inputs and the error
+// rule judges the backward algorithm, not the forward's rounding of O and LSE (reference/README.md).
+Grads backward_naive(const AttnProblem& p, const Inputs& in, const Forward& fwd);
 
 // ---------------------------------------------------------------------------------------------
 // The tiled algorithms (teaching code, one file each)

@@ -15,6 +15,10 @@
 // baseline's error stays that of a real fp32 implementation. (ISO C++ mode compiles without FMA
 // contraction, so a*b+c is two roundings everywhere.)
 //
+// The backward's dP = dO V^T is the same kind of product and goes through the same kernel (scale
+// 1): with a saturated softmax, dP_ij - D_i cancels, and the error rule would otherwise compare
+// the rounding noise of two summation orders.
+//
 // Speed: K_j is transposed once into a (d, Bc) buffer; each query row then accumulates 32 scores
 // at a time as axpy's over k (vectorized across j, sequential in k), the buffer staying in L1/L2.
 #pragma once

