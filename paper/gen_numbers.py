@@ -248,16 +248,28 @@ def ladder(nb: Numbers, out: Path, h_rows, h_files) -> None:
             nb.val(f"h200.sdpa_{b}", sig(float(at[f"sdpa:{b}"]["tflops"])))
     cols = [x for x in (1024, 4096, 16384) if x in ns] or ns[-3:]
     impls = sorted({r["impl"] for r in sel}, key=lambda s: (not s.startswith("ioattn:"), s))
-    lines = [r"\begin{tabular}{l" + "r" * len(cols) + "}", r"\toprule",
-             "impl & " + " & ".join(f"$N={c}$" for c in cols) + r" \\", r"\midrule"]
+    # One row per implementation: TFLOP/s at a few N, and for the ladder the gain of each step over
+    # the previous variant at the middle column (what the step "buys").
+    mid = cols[len(cols) // 2]
+    lines = [r"\resizebox{\columnwidth}{!}{%", r"\begin{tabular}{l" + "r" * len(cols) + "r}", r"\toprule",
+             "impl & " + " & ".join(f"$N={integer(c)}$" for c in cols) + f" & step gain ($N={integer(mid)}$)" + r" \\",
+             r"\midrule"]
+    prev = None
     for impl in impls:
         cells = []
         for c in cols:
             hit = [r for r in sel if r["impl"] == impl and int(r["seqlen"]) == c]
             cells.append(sig(float(hit[0]["tflops"])) if hit else "--")
-        lines.append(r"\texttt{" + tex_escape(impl) + "} & " + " & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", "",
-              rf"{{\footnotesize TFLOP/s, bf16, $d={d}$, non-causal, forward.}}"]
+        here = [float(r["tflops"]) for r in sel if r["impl"] == impl and int(r["seqlen"]) == mid]
+        gain = "--"
+        if impl.startswith("ioattn:") and prev and here:
+            gain = sig(here[0] / prev, 2) + r"$\times$"
+        if impl.startswith("ioattn:"):
+            prev = here[0] if here else None
+        lines.append(r"\texttt{" + tex_escape(impl) + "} & " + " & ".join(cells) + f" & {gain}" + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}}", "",
+              rf"{{\footnotesize TFLOP/s, bf16, $d={d}$, non-causal, forward. Step gain: throughput over the "
+              r"ioattn variant in the row above.}"]
     (out / "ladder_table.tex").write_text("\n".join(lines) + "\n")
     nb.flags["haveLadder"] = True
     # Peak memory columns, if the benchmark recorded them.

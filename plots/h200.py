@@ -13,6 +13,16 @@ import style
 REQUIRED = ["impl", "dtype", "head_dim", "causal", "seqlen", "batch", "heads", "ms", "tflops"]
 
 
+def flag(v) -> int:
+    """0/1 from '0', '1', '0.0', 'true', 'False', ...; -1 when unreadable."""
+    t = str(v).strip().lower()
+    if t in ("1", "true", "yes", "1.0"):
+        return 1
+    if t in ("0", "false", "no", "0.0"):
+        return 0
+    return -1
+
+
 def rows() -> tuple[list[dict], list]:
     """Throughput rows of every committed H200 CSV; the forward pass only where a pass column
     exists. Duplicate points keep the newest tag."""
@@ -22,9 +32,13 @@ def rows() -> tuple[list[dict], list]:
         p = (r.get("pass") or r.get("direction") or "fwd").lower()
         if p not in ("fwd", "forward"):
             continue
-        key = (r["impl"], r["dtype"], r["head_dim"], str(int(float(r["causal"]))), int(r["seqlen"]))
-        if style.num(r, "ms") != style.num(r, "ms"):
+        try:
+            key = (r["impl"], r["dtype"], int(float(r["head_dim"])), flag(r["causal"]), int(float(r["seqlen"])))
+        except ValueError:
+            continue  # a malformed row is not data
+        if style.num(r, "ms") != style.num(r, "ms") or style.num(r, "tflops") != style.num(r, "tflops"):
             continue  # empty cell: the point was not measured
+        r["seqlen"] = str(key[4])
         if key not in best or r["_tag"] > best[key]["_tag"]:
             best[key] = r
     return list(best.values()), files
@@ -40,7 +54,7 @@ def is_ioattn(impl: str) -> bool:
 
 def select(rs: list[dict], dtype: str, head_dim: int, causal: int) -> list[dict]:
     return [r for r in rs if r["dtype"] == dtype and int(float(r["head_dim"])) == head_dim
-            and int(float(r["causal"])) == causal]
+            and flag(r["causal"]) == causal]
 
 
 def speedup_points(rs: list[dict]) -> list[tuple[int, float, str]]:
