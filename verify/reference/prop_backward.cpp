@@ -90,7 +90,7 @@ void backward_matches_finite_differences() {
 
 int main() {
   return run_properties({
-      {"fa2_backward_equals_reference", 1500, fa2_backward_equals_reference},
-      {"backward_matches_finite_differences", 800, backward_matches_finite_differences},
+      {"fa2_backward_equals_reference", 2000, fa2_backward_equals_reference},
+      {"backward_matches_finite_differences", 1000, backward_matches_finite_differences},
   });
 }

@@ -50,8 +50,8 @@ std::function<void()> equals_reference(const char* name, ForwardFn fn) {
 
 int main() {
   return run_properties({
-      {"fa1_equals_reference", 1500, equals_reference("FA1", &ref::forward_fa1)},
-      {"fa2_equals_reference", 2000, equals_reference("FA2", &ref::forward_fa2)},
-      {"splitkv_equals_reference", 1500, equals_reference("split-KV", &ref::forward_splitkv)},
+      {"fa1_equals_reference", 2000, equals_reference("FA1", &ref::forward_fa1)},
+      {"fa2_equals_reference", 3000, equals_reference("FA2", &ref::forward_fa2)},
+      {"splitkv_equals_reference", 2000, equals_reference("split-KV", &ref::forward_splitkv)},
   });
 }

@@ -224,9 +224,9 @@ void masked_keys_invisible() {
 
 int main() {
   return run_properties({
-      {"convex_hull", 1000, convex_hull},
-      {"permutation_invariance", 800, permutation_invariance},
-      {"shift_invariance", 1000, shift_invariance},
-      {"masked_keys_invisible", 1000, masked_keys_invisible},
+      {"convex_hull", 1500, convex_hull},
+      {"permutation_invariance", 1000, permutation_invariance},
+      {"shift_invariance", 1500, shift_invariance},
+      {"masked_keys_invisible", 1500, masked_keys_invisible},
   });
 }
