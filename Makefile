@@ -25,15 +25,19 @@ test: build
 	RC_SEED=$(RC_SEED) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # make figures: drivers -> CSV -> plots -> paper, outputs in $(FIG_OUT) (figures/, paper.pdf, results/).
-# Builds only what the drivers need. `make figures GPU=1` first re-measures the H200 data with
-# experiments/gpu/run_h200.sh (needs an NVIDIA GPU). See experiments/README.md.
+# Uses its own CPU-only build folder $(FIG_BUILD) (the drivers need no GPU code) and builds only the
+# drivers. `make figures GPU=1` first re-measures the H200 data with experiments/gpu/run_h200.sh
+# (needs an NVIDIA GPU). See experiments/README.md.
 FIG_OUT ?= out
+FIG_BUILD ?= $(BUILD)-figures
 GPU ?= 0
-FIG_TARGETS ?= exp_machines exp_io_complexity exp_memory_vs_n exp_speedup_vs_n exp_block_size exp_cpu_reference
+FIG_TARGETS ?= exp_machines exp_io_complexity exp_memory_vs_n exp_speedup_vs_n exp_block_size \
+               exp_kernel_ladder exp_cpu_reference
 
-figures: configure
-	cmake --build $(BUILD) -j $(JOBS) --target $(FIG_TARGETS)
-	/usr/bin/python3 experiments/make_figures.py --build $(BUILD) --out $(FIG_OUT) $(if $(filter 1,$(GPU)),--gpu,)
+figures: setup
+	cmake -S . -B $(FIG_BUILD) -DCMAKE_BUILD_TYPE=Release -DIOATTN_ENABLE_CUDA=OFF -DIOATTN_ENABLE_AMD_CHECK=OFF $(CMAKE_FLAGS)
+	cmake --build $(FIG_BUILD) -j $(JOBS) --target $(FIG_TARGETS)
+	/usr/bin/python3 experiments/make_figures.py --build $(FIG_BUILD) --out $(FIG_OUT) $(if $(filter 1,$(GPU)),--gpu,)
 
 clean:
 	rm -rf $(BUILD)

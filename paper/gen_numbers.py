@@ -272,9 +272,44 @@ def ladder(nb: Numbers, out: Path, h_rows, h_files) -> None:
               r"ioattn variant in the row above.}"]
     (out / "ladder_table.tex").write_text("\n".join(lines) + "\n")
     nb.flags["haveLadder"] = True
-    # Peak memory columns, if the benchmark recorded them.
-    mem_rows, _ = style.h200_rows(["impl", "seqlen", "peak_mem_bytes"])
-    nb.flags["haveHtwoMemory"] = bool(mem_rows)
+    # Peak memory columns, if the benchmark recorded them (the same columns the figure looks for).
+    from fig_memory_vs_n import h200_memory
+
+    nb.flags["haveHtwoMemory"] = bool(h200_memory()[0])
+
+
+def steps(nb: Numbers, out: Path, h_rows) -> None:
+    """steps_table.tex: each rung of the kernel ladder with its idea, the model's HBM bytes and time
+    for its strategy, and (when committed) the measured H200 throughput and its gain over the rung
+    below, all at the ladder driver's problem."""
+    p = style.find_csv("sim", "kernel_ladder", "ladder")
+    if p is None:
+        return
+    rows = sorted(nb.use(p), key=lambda r: int(r["step"]))
+    r0 = rows[0]
+    n, d = int(r0["seqlen"]), int(r0["head_dim"])
+    nb.val("steps.n", integer(n))
+    nb.val("steps.d", str(d))
+    nb.val("steps.count", str(len(rows)))
+    meas = {r["impl"]: float(r["tflops"]) for r in h200.select(h_rows, r0["dtype"], d, 0) if int(r["seqlen"]) == n}
+    lines = [r"\begin{tabular}{@{}rp{0.34\textwidth}lrrrrr@{}}", r"\toprule",
+             r"step & idea (from the kernel registry) & strategy & \HBM\ bytes & \HBM\ bytes & time & TFLOP/s & gain \\",
+             r" & & & model, no L2 & model, L2 & model & H200 & \\", r"\midrule"]
+    prev = None
+    for r in rows:
+        t = meas.get("ioattn:" + r["variant"])
+        gain = sig(t / prev, 2) + r"$\times$" if (t and prev) else "--"
+        prev = t
+        lines.append(" & ".join([r["step"], r"\texttt{" + tex_escape(r["variant"]) + "}: " + tex_escape(r["idea"]),
+                                 tex_escape(r["strategy"]), nbytes(float(r["hbm_no_l2_bytes"])),
+                                 nbytes(float(r["hbm_bytes"])),
+                                 sig(float(r["time_s"]) * 1e3) + r"\,ms", sig(t) if t else "--", gain]) + r" \\")
+    for b in ("flash", "cudnn"):
+        if f"sdpa:{b}" in meas:
+            lines.append(rf" & PyTorch SDPA, {b} backend (peer) & & & & & {sig(meas['sdpa:' + b])} & -- \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    (out / "steps_table.tex").write_text("\n".join(lines) + "\n")
+    nb.flags["haveSteps"] = True
 
 
 def commit() -> str:
@@ -313,6 +348,8 @@ def main() -> int:
     block_size(nb)
     speedup(nb, h_rows)
     ladder(nb, out, h_rows, h_files)
+    nb.flags.setdefault("haveSteps", False)
+    steps(nb, out, h_rows)
     for m in PAPER_MACHINES + ["H200"]:
         for k in ("rule_br_d128", "rule_bc_d128"):
             if (m, k) in nb.mach:
