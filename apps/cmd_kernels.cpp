@@ -32,6 +32,7 @@ struct RunFlags {
   int warmup = 3;
   kernels::KernelOptions opt;
   bool json = false;
+  bool profile = false;
 };
 
 std::string kernel_names() {
@@ -73,6 +74,11 @@ int run_kernel(const RunFlags& f) {
   if ((st = dev->run())) throw UsageError(fmt::format("{}: {}", k->name, *st));
   kernels::HostOutputs out;
   if ((st = dev->download(out))) throw UsageError(*st);
+  if (f.profile) {  // one launch inside a profiler range, no timing loop (for ncu)
+    if ((st = dev->profile_once())) throw UsageError(fmt::format("{}: {}", k->name, *st));
+    fmt::print("profiled one launch of {} ({})\n", k->name, kernels::device_description());
+    return 0;
+  }
   kernels::Timing t;
   if ((st = dev->time(f.warmup, f.iters, t))) throw UsageError(fmt::format("{}: {}", k->name, *st));
   const double tflops = conventional_fwd_flops(p) / (t.median_ms * 1e-3) / 1e12;
@@ -128,6 +134,8 @@ void add_kernel_commands(CLI::App& root, Commands& out) {
   run->add_option("--bc", flags->opt.bc, "key rows per block Bc (variants with tiles; 0 = default)");
   run->add_option("--splits", flags->opt.splits, "key splits (split-KV variants; 0 = default)");
   run->add_flag("--json", flags->json, "print one JSON object instead of text");
+  run->add_flag("--profile", flags->profile,
+                "one launch between cudaProfilerStart/Stop and nothing else (ncu --profile-from-start off)");
   out.push_back({run, [flags] { return run_kernel(*flags); }});
 }
 

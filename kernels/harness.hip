@@ -121,6 +121,17 @@ LaunchStatus DeviceRun::run() {
   return std::nullopt;
 }
 
+LaunchStatus DeviceRun::profile_once() {
+  Impl& m = *impl_;
+  if (auto e = m.poison()) return e;
+  IOATTN_CHECK(hipDeviceSynchronize());
+  IOATTN_CHECK(hipProfilerStart());
+  const LaunchStatus st = m.kernel->launch(m.p, m.tensors(), m.opt, m.ws, nullptr);
+  IOATTN_CHECK(hipDeviceSynchronize());
+  IOATTN_CHECK(hipProfilerStop());
+  return st;
+}
+
 LaunchStatus DeviceRun::download(HostOutputs& out) const {
   const Impl& m = *impl_;
   if (auto e = dispatch_dtype(m.p.dtype, [&]<class T>() {

@@ -51,6 +51,9 @@ class DeviceRun {
   // `warmup` untimed launches, then `iters` launches each between two events; median of those.
   // Outputs are not poisoned between timed launches (poisoning would be timed too).
   LaunchStatus time(int warmup, int iters, Timing& out);
+  // One launch (outputs poisoned first) between hipProfilerStart/Stop: what `ncu
+  // --profile-from-start off` measures, without the poisoning memsets or the timing loop.
+  LaunchStatus profile_once();
   // Bytes of device memory this run holds (inputs, outputs, workspace).
   std::size_t device_bytes() const;
 

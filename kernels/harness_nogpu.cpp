@@ -25,6 +25,7 @@ LaunchStatus DeviceRun::upload(const std::vector<float>&, const std::vector<floa
 LaunchStatus DeviceRun::run() { return kNoGpu; }
 LaunchStatus DeviceRun::download(HostOutputs&) const { return kNoGpu; }
 LaunchStatus DeviceRun::time(int, int, Timing&) { return kNoGpu; }
+LaunchStatus DeviceRun::profile_once() { return kNoGpu; }
 std::size_t DeviceRun::device_bytes() const { return 0; }
 
 }  // namespace ioattn::kernels

@@ -15,6 +15,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 // ---- errors -------------------------------------------------------------------------------------
@@ -65,6 +66,10 @@ inline hipError_t hipEventDestroy(hipEvent_t e) { return cudaEventDestroy(e); }
 inline hipError_t hipEventRecord(hipEvent_t e, hipStream_t s = nullptr) { return cudaEventRecord(e, s); }
 inline hipError_t hipEventSynchronize(hipEvent_t e) { return cudaEventSynchronize(e); }
 inline hipError_t hipEventElapsedTime(float* ms, hipEvent_t a, hipEvent_t b) { return cudaEventElapsedTime(ms, a, b); }
+
+// ---- profiler range (Nsight Compute's --profile-from-start off) -------------------------------------
+inline hipError_t hipProfilerStart() { return cudaProfilerStart(); }
+inline hipError_t hipProfilerStop() { return cudaProfilerStop(); }
 
 // ---- kernel attributes --------------------------------------------------------------------------
 // Kernels that want more than 48 KiB of dynamic shared memory (LDS) must raise this limit first.

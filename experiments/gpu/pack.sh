@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# experiments/gpu/pack.sh: copy what run_h200.sh needs into build-gpu/carry/ (git-ignored, well
+# under the 64 MiB a device call may carry): the sm_90 binaries, the C ABI library, the shared
+# libraries the device image may lack (fmt, gomp, cudart), and the commit they were built from.
+#   cmake --build build-gpu --target ioattn ioattn_capi gpu_kernels -j2 && experiments/gpu/pack.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+B=build-gpu
+C=$B/carry
+rm -rf "$C" && mkdir -p "$C/lib"
+cp $B/apps/ioattn $B/verify/kernels/gpu_kernels $B/kernels/libioattn_capi.so "$C/"
+strip --strip-unneeded "$C/ioattn" "$C/gpu_kernels" "$C/libioattn_capi.so" || true
+for lib in libfmt.so.9 libgomp.so.1 libcudart.so.13; do
+  p=$(ldd "$C/ioattn" "$C/libioattn_capi.so" | awk -v l=$lib '$1 == l {print $3; exit}')
+  [ -n "$p" ] && cp -L "$p" "$C/lib/"
+done
+git rev-parse HEAD > "$C/COMMIT"
+{ git status --porcelain --untracked-files=no | grep -q . && echo "dirty tree"; date -u +%Y-%m-%dT%H:%M:%SZ; } > "$C/BUILT" || true
+du -sh "$C"

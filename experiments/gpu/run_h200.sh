@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# experiments/gpu/run_h200.sh: everything the kernels need measured on the H200, in ONE call.
+#
+# Builds nothing: the binaries come prebuilt (sm_90) in build-gpu/carry/ (experiments/gpu/pack.sh,
+# run here before the device call, which carries that folder). Stages, each with its own time cap:
+#   1. the GPU test suite (verify/kernels/gpu_kernels: every registered variant vs the reference)
+#   2. compute-sanitizer memcheck and 3. racecheck over it (IOATTN_GPU_QUICK: small shapes)
+#   4. the benchmark vs torch SDPA flash/cuDNN (experiments/gpu/bench_sdpa.py)
+#   5. Nsight Compute DRAM/L2 bytes of every variant at N in {1k, 4k, 16k} (ncu_collect.py)
+# then prints a short table last and packs all logs, JSON and CSV into $OUT/h200_results.tar.gz.
+#
+#   run(command="bash experiments/gpu/run_h200.sh [quick]", carry=["build-gpu/carry"])
+# quick: fewer property cases, bench N in {1k, 4k} d = 128 bf16, ncu at N = 1k only.
+set -u
+MODE=${1:-full}
+ROOT=$(pwd)
+C=$ROOT/build-gpu/carry
+R=/tmp/h200
+rm -rf "$R" && mkdir -p "$R"
+export LD_LIBRARY_PATH=$C/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export IOATTN_CAPI=$C/libioattn_capi.so PYTHONPATH=$ROOT/python PYTHONUNBUFFERED=1
+T0=$(date +%s)
+stage() { echo "== $1 ($(( $(date +%s) - T0 )) s)"; }
+
+stage context
+{
+  echo "commit: $(cat "$C/COMMIT" 2>/dev/null)"
+  echo "built: $(cat "$C/BUILT" 2>/dev/null)"
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "command: bash experiments/gpu/run_h200.sh $MODE"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+  uname -r
+} > "$R/context.txt" 2>&1
+cat "$R/context.txt"
+
+if [ "$MODE" = quick ]; then SCALE=0.1; else SCALE=1; fi
+stage "gpu tests"
+IOATTN_RC_SCALE=$SCALE OMP_NUM_THREADS=16 timeout 240 "$C/gpu_kernels" > "$R/test_gpu.log" 2>&1
+echo "gpu_kernels rc=$?" | tee -a "$R/summary.txt"
+grep -E "FAIL|property |named cases|determinism|SKIPPED" "$R/test_gpu.log" | head -40
+
+for tool in memcheck racecheck; do
+  stage "$tool"
+  IOATTN_GPU_QUICK=1 IOATTN_RC_SCALE=0.02 OMP_NUM_THREADS=16 timeout 150 \
+    compute-sanitizer --tool $tool --error-exitcode 9 "$C/gpu_kernels" > "$R/sanitizer_$tool.log" 2>&1
+  echo "compute-sanitizer $tool rc=$? (0 clean, 9 errors found, 124 timed out)" | tee -a "$R/summary.txt"
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Invalid|hazard" "$R/sanitizer_$tool.log" | head -5
+done
+
+stage bench
+if [ "$MODE" = quick ]; then BQ=--quick; else BQ=; fi
+timeout 330 python3 experiments/gpu/bench_sdpa.py --out "$R" $BQ > "$R/bench.log" 2>&1
+echo "bench rc=$?" | tee -a "$R/summary.txt"
+
+stage ncu
+if [ "$MODE" = quick ]; then NS=1024; else NS=1024,4096,16384; fi
+timeout 150 python3 experiments/gpu/ncu_collect.py --ioattn "$C/ioattn" --out "$R" --seqlens $NS > "$R/ncu.log" 2>&1
+echo "ncu rc=$?" | tee -a "$R/summary.txt"
+tail -3 "$R/ncu.log"
+
+stage pack
+python3 experiments/gpu/summarize.py "$R" > "$R/table.txt" 2>&1
+tar czf "$OUT/h200_results.tar.gz" -C /tmp h200
+cat "$R/summary.txt"
+cat "$R/table.txt"

@@ -1,0 +1,249 @@
+// verify/kernels/gpu_kernels.cpp: every registered GPU variant against the CPU float64 reference.
+//
+// Properties (RapidCheck, shapes from verify/support weighted toward seqlen 1, 17, 113 vs 203,
+// causal with seqlen_q != seqlen_k, windows, GQA/MQA, fully masked rows, odd head dims, large
+// logits), for EVERY variant in kernels/registry.cpp (new variants join automatically):
+//   - O and LSE pass the error rule (baseline: the reference's same-precision naive forward);
+//   - fully masked rows give exactly O = 0 and LSE = -inf;
+//   - unsupported problems are refused with a message, never launched.
+// Named cases beside them: seqlen 1023 vs 1024, (1, 1), Nq > Nk causal, window (0, 0), MQA; every
+// variant with tile sizes at Br/Bc that do not divide the sequence; the same inputs 100 times give
+// bit-identical outputs; the check fails on a NaN (so a forgotten element cannot pass: the harness
+// NaN-poisons O, LSE and the workspace before each launch).
+//
+// IOATTN_GPU_QUICK=1 (for compute-sanitizer, which slows kernels 10-100x): small named cases
+// only, 5 repeats instead of 100; scale the property case counts with IOATTN_RC_SCALE.
+// Without a GPU it prints "SKIPPED: no GPU ..." and exits 77 (ctest reports it as skipped).
+//   ./build-gpu/verify/kernels/gpu_kernels           (RC_SEED=random for a fresh seed)
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "arbitrary.hpp"
+#include "compare.hpp"
+#include "kernels/harness.hpp"
+#include "kernels/launch.hpp"
+#include "property.hpp"
+
+namespace {
+
+using namespace ioattn;
+using namespace ioattn::verify;
+using kernels::KernelInfo;
+using kernels::KernelOptions;
+
+// Runs one variant on one case; RC_FAILs on a launch error. Returns the outputs.
+ref::Forward run_on_gpu(const KernelInfo& k, const Case& c, const KernelOptions& opt) {
+  kernels::LaunchStatus st;
+  auto dev = kernels::DeviceRun::create(k, c.p, opt, st);
+  if (!dev) RC_FAIL(fmt::format("{}: create failed: {} [{}]", k.name, st.value_or("?"), describe(c.p)));
+  if ((st = dev->upload(c.in.q, c.in.k, c.in.v))) RC_FAIL(fmt::format("{}: upload: {}", k.name, *st));
+  if ((st = dev->run())) RC_FAIL(fmt::format("{}: run: {} [{}]", k.name, *st, describe(c.p)));
+  kernels::HostOutputs out;
+  if ((st = dev->download(out))) RC_FAIL(fmt::format("{}: download: {}", k.name, *st));
+  return {std::move(out.o), std::move(out.lse)};
+}
+
+void require_masked_rows_empty(const KernelInfo& k, const AttnProblem& p, const ref::Forward& out) {
+  const MaskSpec mask = p.mask();
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.heads_q; ++h)
+      for (int64_t i = 0; i < p.seqlen_q; ++i) {
+        if (!mask.row_fully_masked(i)) continue;
+        RC_ASSERT(out.lse[p.lse_offset(b, h, i)] == -std::numeric_limits<float>::infinity());
+        for (int64_t x = 0; x < p.head_dim; ++x)
+          if (out.o[p.q_offset(b, i, h, x)] != 0.0f)
+            RC_FAIL(fmt::format("{}: fully masked row {} has O != 0 [{}]", k.name, i, describe(p)));
+      }
+}
+
+// Tile options a variant may get: its default, or Br/Bc that do not divide the sequence.
+KernelOptions gen_options(const KernelInfo& k, const AttnProblem& p) {
+  if (!k.takes_tile_sizes) return {};
+  KernelOptions opt{*rc::gen::element(0, 1, 16, 17, 32, 64), *rc::gen::element(0, 1, 16, 17, 64, 128), 0};
+  if (k.supports(p, opt)) return {};  // this variant does not take these sizes: its default
+  return opt;
+}
+
+// The property body for one problem: every variant that supports it passes.
+void all_variants_match(const AttnProblem& p, double logit_std, uint64_t seed) {
+  classify(p);
+  RC_CLASSIFY(logit_std >= 100, "logit_std>=100");
+  const Case c = make_case(p, seed, {.logit_std = logit_std});
+  int ran = 0;
+  for (const KernelInfo& k : kernels::registry()) {
+    const KernelOptions opt = gen_options(k, p);
+    if (auto why = k.supports(p, opt)) {
+      RC_ASSERT(!why->empty());  // refused with a message, never silently
+      continue;
+    }
+    const ref::Forward out = run_on_gpu(k, c, opt);
+    require(check_forward(out, c.ref64, c.baseline, p.dtype),
+            fmt::format("{} [{}; Br={} Bc={} logit_std={}]", k.name, describe(p), opt.br, opt.bc, logit_std));
+    require_masked_rows_empty(k, p, out);
+    ++ran;
+  }
+  RC_CLASSIFY(ran >= 3, "3+ variants ran");
+  RC_TAG(fmt::format("{} variants ran", ran));
+}
+
+void prop_all_variants() {
+  ProblemLimits lim;
+  lim.max_head_dim = 160;
+  const AttnProblem p = *gen_problem(lim);
+  all_variants_match(p, *gen_logit_std(), *rc::gen::arbitrary<uint64_t>());
+}
+
+// Problems the matrix-core variants take (fp16/bf16, d in {32, 64, 96, 128, 256}): without this
+// generator most random head dims would leave them out.
+void prop_fast_shapes() {
+  ProblemLimits lim;
+  AttnProblem p = *gen_problem(lim);
+  p.dtype = *rc::gen::element(DType::fp16, DType::bf16);
+  p.head_dim = *rc::gen::element<int64_t>(64, 128, 64, 128, 32, 96, 256);
+  // Keep the work bounded after changing d.
+  while (p.batch * p.heads_q * p.seqlen_q * p.seqlen_k * p.head_dim > int64_t{8000000} && p.seqlen_k > 1)
+    p.seqlen_k /= 2;
+  all_variants_match(p, *gen_logit_std(), *rc::gen::arbitrary<uint64_t>());
+}
+
+// ---- named cases ----------------------------------------------------------------------------
+
+AttnProblem shape(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d, DType dt,
+                  bool causal = false, int64_t wl = -1, int64_t wr = -1) {
+  AttnProblem p;
+  p.batch = b; p.heads_q = hq; p.heads_kv = hkv; p.seqlen_q = nq; p.seqlen_k = nk; p.head_dim = d;
+  p.dtype = dt; p.causal = causal; p.window_left = wl; p.window_right = wr;
+  return p;
+}
+
+struct Totals { int ran = 0, failed = 0; };
+const bool kQuick = std::getenv("IOATTN_GPU_QUICK") != nullptr;
+
+void named_case(const AttnProblem& p, uint64_t seed, Totals& t) {
+  const Case c = make_case(p, seed);
+  for (const KernelInfo& k : kernels::registry()) {
+    std::vector<KernelOptions> opts{{}};
+    if (k.takes_tile_sizes) opts.push_back({17, 13, 0}), opts.push_back({1, 1, 0}), opts.push_back({32, 128, 0});
+    for (const KernelOptions& opt : opts) {
+      if (k.supports(p, opt)) continue;
+      kernels::LaunchStatus st;
+      auto dev = kernels::DeviceRun::create(k, p, opt, st);
+      kernels::HostOutputs out;
+      if (dev && !(st = dev->upload(c.in.q, c.in.k, c.in.v)) && !(st = dev->run())) st = dev->download(out);
+      ++t.ran;
+      const std::string what = fmt::format("case {} [{}; Br={} Bc={}]", k.name, describe(p), opt.br, opt.bc);
+      if (st) {
+        ++t.failed;
+        fmt::print("FAIL {}: {}\n", what, *st);
+        continue;
+      }
+      const ForwardCheck chk = check_forward({out.o, out.lse}, c.ref64, c.baseline, p.dtype);
+      if (!chk.pass()) {
+        ++t.failed;
+        fmt::print("FAIL {}\n", chk.describe(what, seed));
+      }
+    }
+  }
+}
+
+// The same inputs 100 times: bit-identical O and LSE (no race, no order-dependent reduction).
+void determinism(Totals& t) {
+  for (const KernelInfo& k : kernels::registry()) {
+    AttnProblem p = shape(2, 4, 2, 203, 113, 64, DType::fp32, true);
+    if (k.supports(p, {})) p.dtype = DType::bf16;
+    if (k.supports(p, {})) continue;
+    const Case c = make_case(p, 7);
+    kernels::LaunchStatus st;
+    auto dev = kernels::DeviceRun::create(k, p, {}, st);
+    kernels::HostOutputs first, next;
+    ++t.ran;
+    if (!dev || (st = dev->upload(c.in.q, c.in.k, c.in.v)) || (st = dev->run()) || (st = dev->download(first))) {
+      ++t.failed;
+      fmt::print("FAIL determinism {}: {}\n", k.name, st.value_or("create failed"));
+      continue;
+    }
+    int differing = 0;
+    const int reps = kQuick ? 5 : 100;
+    for (int rep = 1; rep < reps; ++rep) {
+      if ((st = dev->run()) || (st = dev->download(next))) break;
+      if (std::memcmp(first.o.data(), next.o.data(), first.o.size() * sizeof(float)) != 0 ||
+          std::memcmp(first.lse.data(), next.lse.data(), first.lse.size() * sizeof(float)) != 0)
+        ++differing;
+    }
+    if (st || differing) {
+      ++t.failed;
+      fmt::print("FAIL determinism {}: {} of {} repeats differ {}\n", k.name, differing, reps - 1, st.value_or(""));
+    } else {
+      fmt::print("determinism {}: {} runs bit-identical [{}]\n", k.name, reps, describe(p));
+    }
+  }
+}
+
+// The check itself can fail: a single NaN (an element a kernel forgot, left poisoned) and a
+// single perturbed value are caught. Guards against a comparison that always passes.
+void check_can_fail(Totals& t) {
+  const AttnProblem p = shape(1, 2, 1, 17, 33, 32, DType::fp16, true);
+  const Case c = make_case(p, 3);
+  ref::Forward nan_out = c.baseline, bad_out = c.baseline;
+  nan_out.o[5] = std::numeric_limits<float>::quiet_NaN();
+  bad_out.o[7] += 0.25f;
+  ++t.ran;
+  const bool base_ok = check_forward(c.baseline, c.ref64, c.baseline, p.dtype).pass();
+  const bool nan_caught = !check_forward(nan_out, c.ref64, c.baseline, p.dtype).pass();
+  const bool bad_caught = !check_forward(bad_out, c.ref64, c.baseline, p.dtype).pass();
+  if (!(base_ok && nan_caught && bad_caught)) {
+    ++t.failed;
+    fmt::print("FAIL check_can_fail: baseline passes {}, NaN caught {}, perturbation caught {}\n", base_ok,
+               nan_caught, bad_caught);
+  }
+}
+
+// Unsupported problems: refused by supports() and by launch() with a message, never run.
+void refusals(Totals& t) {
+  const AttnProblem too_wide = shape(1, 1, 1, 8, 8, 1024, DType::fp16);
+  AttnProblem invalid = shape(1, 3, 2, 8, 8, 64, DType::fp16);  // heads_q not divisible by heads_kv
+  for (const KernelInfo& k : kernels::registry()) {
+    for (const AttnProblem& p : {too_wide, invalid}) {
+      ++t.ran;
+      const auto why = k.supports(p, {});
+      const auto launch = k.launch(p, {}, {}, nullptr, nullptr);  // null tensors: must not reach the GPU
+      if (!why || why->empty() || !launch) {
+        ++t.failed;
+        fmt::print("FAIL refusal {}: [{}] supports: {}, launch: {}\n", k.name, describe(p),
+                   why.value_or("accepted"), launch.value_or("accepted"));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main() {
+  if (auto why = kernels::gpu_unavailable()) {
+    std::printf("SKIPPED: no GPU (%s)\n", why->c_str());
+    return 77;
+  }
+  std::printf("device: %s\n", kernels::device_description().c_str());
+  Totals t;
+  check_can_fail(t);
+  refusals(t);
+  for (DType dt : {DType::fp32, DType::fp16, DType::bf16}) {
+    named_case(shape(1, 1, 1, 1, 1, 64, dt), 1, t);
+    if (!kQuick) named_case(shape(1, 2, 2, 1023, 1024, 64, dt), 2, t);
+    named_case(shape(2, 4, 2, 113, 203, 128, dt, true), 3, t);
+    named_case(shape(1, 4, 1, 203, 113, 64, dt, true), 4, t);   // MQA, leading rows fully masked
+    named_case(shape(1, 2, 2, 17, 113, 96, dt, false, 0, 0), 5, t);  // window (0, 0): one key per row
+    named_case(shape(1, 2, 1, 113, 17, 32, dt, false, 5, 3), 6, t);
+  }
+  determinism(t);
+  std::printf("named cases: %d ran, %d failed\n", t.ran, t.failed);
+  const int props = ioattn::verify::run_properties({
+      {"gpu_variants_equal_reference", 150, prop_all_variants},
+      {"gpu_fast_shapes_equal_reference", 150, prop_fast_shapes},
+  });
+  return (t.failed || props) ? 1 : 0;
+}
