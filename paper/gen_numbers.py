@@ -90,6 +90,11 @@ def machines(nb: Numbers, out: Path) -> None:
            "hbm_tbs": lambda v: sig(float(v)), "bf16_tflops": lambda v: sig(float(v)),
            "ridge": lambda v: integer(round(float(v))), "llc_mib": integer, "regs_kib": integer,
            "rule_br_d128": integer, "rule_bc_d128": integer, "rule_br_d64": integer, "rule_bc_d64": integer}
+    # On-chip memory in bf16 elements over d^2 (d = the larger benchmarked head dimension, read
+    # from the rule columns' names): >= 1 means the M >= d^2 regime of Saha & Ye.
+    d = max(int(c.split("_d")[1]) for c in rows[0] if c.startswith("rule_br_d"))
+    ratio = min(float(r["smem_kib"]) * 1024 / 2 / (d * d) for r in rows)
+    nb.val("io.min_m_over_d2", sig(ratio, 2))
     for r in rows:
         for k, f in fmt.items():
             if r.get(k, "") != "":

@@ -40,8 +40,13 @@ def main() -> None:
     ax_n.plot([p[0] for p in comp], [p[1] for p in comp], color="#555555", linestyle=":", label="compulsory")
 
     d = int(vs_m[0]["head_dim"])
+    # Small-cache regime M < d^2 (Saha & Ye 2024: tight bound N^2 d / sqrt(M), below FA's N^2 d^2 / M).
+    ax_m.axvspan(ax_m.get_xlim()[0], d * d, color="#eeeeee", zorder=0)
+    ax_m.text(d * d, 0.02, "M<d² ", transform=ax_m.get_xaxis_transform(), fontsize=5.5, ha="right",
+              va="bottom", color="#555555")
     ax_m.axvline(4 * d * d, color="#999999", linewidth=0.8)
-    ax_m.text(4 * d * d, ax_m.get_ylim()[1], " M=4d²", fontsize=5.5, va="top", color="#555555")
+    ax_m.text(4 * d * d, 0.98, " M=4d²", transform=ax_m.get_xaxis_transform(), fontsize=5.5, va="top",
+              color="#555555")
 
     ax_n.set_xlabel("sequence length N")
     ax_m.set_xlabel("M (elements on chip)")
