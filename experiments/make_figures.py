@@ -35,6 +35,7 @@ DRIVERS = [
     "exp_memory_vs_n",
     "exp_speedup_vs_n",
     "exp_block_size",
+    "exp_roofline",
     "exp_kernel_ladder",
     "exp_cpu_reference",
 ]

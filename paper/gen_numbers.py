@@ -317,6 +317,19 @@ def steps(nb: Numbers, out: Path, h_rows) -> None:
     nb.flags["haveSteps"] = True
 
 
+def roofline(nb: Numbers) -> None:
+    p = style.find_csv("sim", "roofline", "kernels")
+    if p is None:
+        return
+    rows = [r for r in nb.use(p) if r["label"] == "H200"]
+    nb.val("roof.n", integer(rows[0]["seqlen"]))
+    for r in rows:
+        key = f"roof.{r['strategy']}.{r['kernel']}"
+        nb.val(key, sig(float(r["intensity"]), 2))
+        nb.val(key + ".nol2", sig(float(r["intensity_no_l2"]), 2))
+        nb.val(key + ".tflops", sig(float(r["achieved_tflops"]), 2))
+
+
 def commit() -> str:
     try:
         return subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -351,6 +364,7 @@ def main() -> int:
     io_complexity(nb)
     memory(nb)
     block_size(nb)
+    roofline(nb)
     speedup(nb, h_rows)
     ladder(nb, out, h_rows, h_files)
     nb.flags.setdefault("haveSteps", False)

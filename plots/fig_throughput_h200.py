@@ -25,8 +25,7 @@ def main() -> None:
         style.skip(NAME, "no committed H200 results and no simulator data")
     dims = sorted({int(float(r["head_dim"])) for r in h_rows if r["dtype"] == DTYPE} or
                   {int(r["head_dim"]) for r in sim_rows})
-    fig, axes = style.figure(width=style.COLUMN_WIDTH_IN, height=3.0, ncols=len(dims), sharey=True)
-    axes = axes if len(dims) > 1 else [axes]
+    fig, axes, leg = style.figure_with_legend_row(len(dims), height=3.1, legend_share=0.3)
     impls = sorted({r["impl"] for r in h_rows}, key=lambda s: (not s.startswith("ioattn:"), s))
     colors = style.ladder_colors(impls)
     for ax, d in zip(axes, dims):
@@ -41,6 +40,7 @@ def main() -> None:
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], label=f"{lab} roofline (model)",
                         **style.modeled(style.color_for(lab), "s"))
+        ax.set_yscale("log")
         ax.set_title(f"d = {d}", fontsize=6.5)
         ax.set_xlabel("sequence length N")
         style.pow2_axis(ax, max_ticks=4)
@@ -48,14 +48,7 @@ def main() -> None:
             ax.text(0.5, 0.5, "H200 measurement:\nnot committed yet", transform=ax.transAxes, ha="center",
                     va="center", fontsize=6, color="#aa0000")
     axes[0].set_ylabel("TFLOP/s (forward)")
-    handles, labels = [], []
-    for ax in axes:
-        for h, l in zip(*ax.get_legend_handles_labels()):
-            if l not in labels:
-                handles.append(h)
-                labels.append(l)
-    axes[0].legend(handles, labels, loc="upper center", bbox_to_anchor=(1.0 if len(axes) > 1 else 0.5, -0.22),
-                   ncol=2, fontsize=5.0)
+    style.shared_legend(axes, leg)
     note = "measured: H200" if h_rows else "no H200 measurement committed yet; model only"
     style.footer(fig, f"H200; {note}; {DTYPE}, non-causal, forward", h_files + ([sim_path] if sim_path else []))
     style.save(fig, args.out, NAME)

@@ -170,6 +170,30 @@ def figure(width: float = COLUMN_WIDTH_IN, height: float = 2.5, ncols: int = 1, 
     return plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kw)
 
 
+def figure_with_legend_row(ncols: int, width: float = COLUMN_WIDTH_IN, height: float = 2.9,
+                           legend_share: float = 0.3, **kw):
+    """Axes in one row plus a full-width row below them that holds only the legend (so a legend
+    shared by several panels never squeezes them). Returns (fig, [axes...], legend_axis)."""
+    apply()
+    names = [[f"p{i}" for i in range(ncols)], ["legend"] * ncols]
+    fig, d = plt.subplot_mosaic(names, figsize=(width, height), layout="constrained",
+                                height_ratios=[1 - legend_share, legend_share], **kw)
+    leg = d["legend"]
+    leg.axis("off")
+    return fig, [d[f"p{i}"] for i in range(ncols)], leg
+
+
+def shared_legend(axes, leg_ax, ncol: int = 2, fontsize: float = 5.0) -> None:
+    """One legend in leg_ax with every distinct label of `axes`, in order of appearance."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels and not lab.startswith("_"):
+                handles.append(h)
+                labels.append(lab)
+    leg_ax.legend(handles, labels, loc="center", ncol=ncol, fontsize=fontsize)
+
+
 def footer(fig, machines: str, sources: Iterable[Path | str], note: str = "") -> None:
     """Machine and data source, in small type under the axes: every figure says where it came from."""
     src = ", ".join(str(rel(Path(s))) for s in sources)

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python")
 import ioattn  # noqa: E402
 
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
-SCALAR = {"v01_naive", "v02_fa1", "v03_fa2_scalar"}
+SCALAR = {"v01_naive", "v02_fa1", "v03_fa2_scalar", "v03b_splitkv_scalar"}
 
 
 def fwd_flops(b, h, n, d, causal):
