@@ -302,7 +302,7 @@ def steps(nb: Numbers, out: Path, h_rows) -> None:
              r" & & & model, no L2 & model, L2 & model & H200 & \\", r"\midrule"]
     prev = None
     for r in rows:
-        t = meas.get("ioattn:" + r["variant"])
+        t = meas.get(h200.variant("ioattn:" + r["variant"]))
         gain = sig(t / prev, 2) + r"$\times$" if (t and prev) else "--"
         prev = t
         lines.append(" & ".join([r["step"], r"\texttt{" + tex_escape(r["variant"]) + "}: " + tex_escape(r["idea"]),

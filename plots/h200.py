@@ -8,6 +8,8 @@ are expected to sort by date) wins when two runs measured the same point.
 
 from __future__ import annotations
 
+import re
+
 import style
 
 REQUIRED = ["impl", "dtype", "head_dim", "causal", "seqlen", "batch", "heads", "ms", "tflops"]
@@ -23,9 +25,28 @@ def flag(v) -> int:
     return -1
 
 
-def rows() -> tuple[list[dict], list]:
+def variant(impl: str) -> str:
+    """The ladder rung of an ioattn impl: 'ioattn:v05_fa2_fast/w8_mt2' -> 'ioattn:v05'; other impls
+    (sdpa:flash, ...) unchanged. Tile configurations of one variant thus share one series."""
+    m = re.match(r"ioattn:(v\d+)", impl)
+    return f"ioattn:{m.group(1)}" if m else impl
+
+
+def best_per_variant(rs: list[dict]) -> list[dict]:
+    """Per (variant, dtype, d, causal, N) the row with the highest TFLOP/s (the best tile config),
+    with impl replaced by the variant and the full impl kept in `_config`."""
+    best: dict[tuple, dict] = {}
+    for r in rs:
+        key = (variant(r["impl"]), r["dtype"], int(float(r["head_dim"])), flag(r["causal"]), int(r["seqlen"]))
+        if key not in best or float(r["tflops"]) > float(best[key]["tflops"]):
+            best[key] = dict(r, impl=key[0], _config=r["impl"])
+    return list(best.values())
+
+
+def rows(per_variant: bool = True) -> tuple[list[dict], list]:
     """Throughput rows of every committed H200 CSV; the forward pass only where a pass column
-    exists. Duplicate points keep the newest tag."""
+    exists. Duplicate points keep the newest tag; with per_variant (default) the tile configs of a
+    variant collapse to its best one (best_per_variant)."""
     all_rows, files = style.h200_rows(REQUIRED)
     best: dict[tuple, dict] = {}
     for r in all_rows:
@@ -41,7 +62,8 @@ def rows() -> tuple[list[dict], list]:
         r["seqlen"] = str(key[4])
         if key not in best or r["_tag"] > best[key]["_tag"]:
             best[key] = r
-    return list(best.values()), files
+    out = list(best.values())
+    return (best_per_variant(out) if per_variant else out), files
 
 
 def is_naive(impl: str) -> bool:
