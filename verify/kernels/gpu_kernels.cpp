@@ -64,6 +64,7 @@ void require_masked_rows_empty(const KernelInfo& k, const AttnProblem& p, const 
 KernelOptions gen_options(const KernelInfo& k, const AttnProblem& p) {
   if (!k.takes_tile_sizes) return {};
   KernelOptions opt{*rc::gen::element(0, 1, 16, 17, 32, 64), *rc::gen::element(0, 1, 16, 17, 64, 128), 0};
+  if (k.strategy == "splitkv") opt.splits = *rc::gen::element(0, 1, 2, 3, 7, 64);  // 64: most splits empty
   if (k.supports(p, opt)) return {};  // this variant does not take these sizes: its default
   return opt;
 }
@@ -128,6 +129,7 @@ void named_case(const AttnProblem& p, uint64_t seed, Totals& t) {
   for (const KernelInfo& k : kernels::registry()) {
     std::vector<KernelOptions> opts{{}};
     if (k.takes_tile_sizes) opts.push_back({17, 13, 0}), opts.push_back({1, 1, 0}), opts.push_back({32, 128, 0});
+    if (k.strategy == "splitkv") opts.push_back({0, 0, 5}), opts.push_back({16, 16, 64});
     for (const KernelOptions& opt : opts) {
       if (k.supports(p, opt)) continue;
       kernels::LaunchStatus st;
