@@ -34,15 +34,17 @@ stage context
 } > "$R/context.txt" 2>&1
 cat "$R/context.txt"
 
-if [ "$MODE" = quick ]; then SCALE=0.1; else SCALE=1; fi
+# Time caps per stage (seconds): the whole call must stay inside the device's 10-minute limit.
+if [ "$MODE" = quick ]; then SCALE=0.1; T_TEST=90; T_SAN=45; T_BENCH=60; T_NCU=60
+else SCALE=1; T_TEST=200; T_SAN=100; T_BENCH=240; T_NCU=120; fi
 stage "gpu tests"
-IOATTN_RC_SCALE=$SCALE OMP_NUM_THREADS=16 timeout 240 "$C/gpu_kernels" > "$R/test_gpu.log" 2>&1
+IOATTN_RC_SCALE=$SCALE OMP_NUM_THREADS=16 timeout $T_TEST "$C/gpu_kernels" > "$R/test_gpu.log" 2>&1
 echo "gpu_kernels rc=$?" | tee -a "$R/summary.txt"
 grep -E "FAIL|property |named cases|determinism|SKIPPED" "$R/test_gpu.log" | head -40
 
 for tool in memcheck racecheck; do
   stage "$tool"
-  IOATTN_GPU_QUICK=1 IOATTN_RC_SCALE=0.02 OMP_NUM_THREADS=16 timeout 150 \
+  IOATTN_GPU_QUICK=1 IOATTN_RC_SCALE=0.02 OMP_NUM_THREADS=16 timeout $T_SAN \
     compute-sanitizer --tool $tool --error-exitcode 9 "$C/gpu_kernels" > "$R/sanitizer_$tool.log" 2>&1
   echo "compute-sanitizer $tool rc=$? (0 clean, 9 errors found, 124 timed out)" | tee -a "$R/summary.txt"
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Invalid|hazard" "$R/sanitizer_$tool.log" | head -5
@@ -50,12 +52,12 @@ done
 
 stage bench
 if [ "$MODE" = quick ]; then BQ=--quick; else BQ=; fi
-timeout 330 python3 experiments/gpu/bench_sdpa.py --out "$R" $BQ > "$R/bench.log" 2>&1
+timeout $T_BENCH python3 experiments/gpu/bench_sdpa.py --out "$R" $BQ > "$R/bench.log" 2>&1
 echo "bench rc=$?" | tee -a "$R/summary.txt"
 
 stage ncu
 if [ "$MODE" = quick ]; then NS=1024; else NS=1024,4096,16384; fi
-timeout 150 python3 experiments/gpu/ncu_collect.py --ioattn "$C/ioattn" --out "$R" --seqlens $NS > "$R/ncu.log" 2>&1
+timeout $T_NCU python3 experiments/gpu/ncu_collect.py --ioattn "$C/ioattn" --out "$R" --seqlens $NS > "$R/ncu.log" 2>&1
 echo "ncu rc=$?" | tee -a "$R/summary.txt"
 tail -3 "$R/ncu.log"
 
