@@ -54,6 +54,22 @@ def time_ms(fn, iters, budget_s=1.0):
     return times[len(times) // 2], len(times)
 
 
+def save(args, rows):
+    """Write bench.json and bench.csv (rewritten after every config, so a time cap keeps what ran)."""
+    if not rows:
+        return
+    context = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, cuda=torch.version.cuda,
+                   cudnn=torch.backends.cudnn.version(), date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                   command=" ".join(sys.argv), flop_convention="4*B*H*N^2*d, /2 causal (FA2)",
+                   timing="CUDA events, median, 1 warm-up")
+    with open(os.path.join(args.out, "bench.json"), "w") as f:
+        json.dump(dict(context=context, rows=rows), f, indent=1)
+    with open(os.path.join(args.out, "bench.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -127,16 +143,8 @@ def main():
                 del q, k, v, qt, kt, vt, o_flash
                 ioattn.release_workspace()
                 torch.cuda.empty_cache()
-    context = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, cuda=torch.version.cuda,
-                   cudnn=torch.backends.cudnn.version(), date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                   command=" ".join(sys.argv), flop_convention="4*B*H*N^2*d, /2 causal (FA2)",
-                   timing="CUDA events, median, 1 warm-up")
-    with open(os.path.join(args.out, "bench.json"), "w") as f:
-        json.dump(dict(context=context, rows=rows), f, indent=1)
-    with open(os.path.join(args.out, "bench.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
+                save(args, rows)
+    save(args, rows)
     return 0
 
 
