@@ -34,6 +34,10 @@ IOATTN_DECLARE_VARIANT(v04_fa2_mma);
 IOATTN_DECLARE_VARIANT(v05_fa2_fast);
 const char* v05_fa2_fast_config_name(int index);
 LaunchStatus v05_fa2_fast_launch_config(int index, const AttnProblem& p, const DeviceTensors& t, void* stream);
+IOATTN_DECLARE_VARIANT(v06_fa2_wgmma);
+const char* v06_fa2_wgmma_config_name(int index);
+LaunchStatus v06_fa2_wgmma_launch_config(int index, const AttnProblem& p, const DeviceTensors& t, void* stream);
+void v06_fa2_wgmma_set_v_desc(int swapped);
 }  // namespace ioattn::kernels
 
 using namespace ioattn;
@@ -52,14 +56,16 @@ struct Variant {
   const char* name;
   LaunchStatus (*launch)(const AttnProblem&, const DeviceTensors&, const KernelOptions&, void*, void*);
   KernelOptions opt;
-  int config = -1;  // >= 0: v05 tile configuration by index (tuning hook)
+  int config = -1;  // >= 0: v05 (or v06 with wgmma set) tile configuration by index (tuning hook)
+  bool wgmma = false;
   LaunchStatus run(const AttnProblem& p, const DeviceTensors& t) const {
+    if (config >= 0 && wgmma) return v06_fa2_wgmma_launch_config(config, p, t, nullptr);
     if (config >= 0) return v05_fa2_fast_launch_config(config, p, t, nullptr);
     return launch(p, t, opt, nullptr, nullptr);
   }
   bool fits(const AttnProblem& p) const {  // configuration names start with "d<head_dim>_"
-    if (name == std::string("v04")) return p.head_dim == 64 || p.head_dim == 128;
-    return config < 0 || std::atoi(name + 1) == p.head_dim;
+    if (name == std::string("v04") || name == std::string("v06")) return p.head_dim == 64 || p.head_dim == 128;
+    return config < 0 || std::atoi(name + (wgmma ? 7 : 1)) == p.head_dim;  // "wgmma_d128_..." / "d128_..."
   }
 };
 
@@ -247,11 +253,43 @@ int main(int argc, char** argv) {
   std::vector<Variant> variants = {
       {"v04", v04_fa2_mma_launch, {}},
       {"v05", v05_fa2_fast_launch, {}},
+      {"v06", v06_fa2_wgmma_launch, {}},
   };
   // Every compiled v05 configuration (tuning hook), named like "d128_w4_mt1_bc64_s2_qr1".
   std::vector<Variant> v05_tiles;
   for (int i = 0; v05_fa2_fast_config_name(i); ++i)
     v05_tiles.push_back({v05_fa2_fast_config_name(i), v05_fa2_fast_launch, {}, i});
+  static std::vector<std::string> v06_names;
+  for (int i = 0; v06_fa2_wgmma_config_name(i); ++i) v06_names.push_back(std::string("wgmma_") + v06_fa2_wgmma_config_name(i));
+  for (int i = 0; v06_fa2_wgmma_config_name(i); ++i) v05_tiles.push_back({v06_names[i].c_str(), v06_fa2_wgmma_launch, {}, i, true});
+
+  // v06 runs only when a separate "v06probe" process passed (a wrong wgmma descriptor can crash
+  // the context): V06_OK=1, and V06_DESC=1 selects the swapped V descriptor.
+  const char* v06_desc = std::getenv("V06_DESC");
+  v06_fa2_wgmma_set_v_desc(v06_desc && std::string(v06_desc) == "1");
+  const bool v06_ok = mode == "v06probe" || (std::getenv("V06_OK") && std::string(std::getenv("V06_OK")) == "1");
+  if (!v06_ok) {
+    variants.pop_back();
+    v05_tiles.erase(std::remove_if(v05_tiles.begin(), v05_tiles.end(), [](const Variant& v) { return v.wgmma; }),
+                    v05_tiles.end());
+    std::printf("v06 not run (V06_OK != 1)\n");
+  }
+  if (mode == "v06probe") {
+    struct PS { int64_t nq, nk, d; bool causal; int64_t wl; };
+    for (PS ps : {PS{130, 200, 64, false, -1}, PS{130, 200, 128, false, -1}, PS{257, 129, 128, true, -1},
+                  PS{1000, 1000, 64, true, -1}, PS{333, 517, 128, false, 40}, PS{64, 64, 128, false, -1}})
+      for (DType dt : {DType::bf16, DType::fp16}) {
+        AttnProblem p;
+        p.batch = 2, p.heads_q = 4, p.heads_kv = 2, p.seqlen_q = ps.nq, p.seqlen_k = ps.nk, p.head_dim = ps.d;
+        p.causal = ps.causal, p.window_left = ps.wl, p.dtype = dt;
+        Device dv(p, 1000 + ps.nq + ps.d);
+        std::vector<double> ro, rl;
+        reference(dv, ro, rl);
+        check_case(variants[2], dv, ro, rl, 1.f);
+      }
+    std::printf("v06probe: %d failure(s)\n", g_failures);
+    return g_failures ? 1 : 0;
+  }
 
   // ---- correctness ----
   struct Shape { int64_t b, hq, hkv, nq, nk, d; bool causal; int64_t wl, wr; float qs; };
@@ -301,6 +339,7 @@ int main(int argc, char** argv) {
           vs.insert(vs.begin(), variants.begin(), variants.end());
           for (const Variant& v : vs) {
             if (!v.fits(p) || (v.name == std::string("v04") && n > 4096)) continue;
+            if (dt == DType::fp16 && v.config >= 0) continue;  // the configuration sweep is bf16 only
             const double ms = time_ms(v, p, dv, n >= 16384 ? 8 : 15);
             if (ms < 0) continue;
             const double tf = conventional_fwd_flops(p) / (ms * 1e-3) / 1e12;

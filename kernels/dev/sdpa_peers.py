@@ -39,8 +39,8 @@ def main():
                       int(r["heads"])) for r in rows})
     out = []
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16}
-    print(f"{'dtype':5} {'d':>4} {'c':>2} {'N':>6} | {'v05':>6} {'best':>6} {'(cfg)':14} | {'flash':>6} {'cudnn':>6} | "
-          f"{'v05/fl':>6} {'best/fl':>7} {'best/cu':>7}")
+    print(f"{'dtype':5} {'d':>4} {'c':>2} {'N':>6} | {'v05':>6} {'v06':>6} {'best':>6} {'(cfg)':24} | {'flash':>6} "
+          f"{'cudnn':>6} | {'v05/fl':>6} {'v06/fl':>6} {'v06/cu':>6} {'best/fl':>7}")
     for (dtype, d, causal, n, b, h) in shapes:
         peers = {}
         for name, be in (("sdpa:flash", SDPBackend.FLASH_ATTENTION), ("sdpa:cudnn", SDPBackend.CUDNN_ATTENTION)):
@@ -54,10 +54,12 @@ def main():
         best = max(mine, key=lambda r: float(r["tflops"]))
         v05 = [r for r in mine if r["impl"] == "ioattn:v05"]
         v05tf = float(v05[0]["tflops"]) if v05 else float("nan")
+        v06 = [r for r in mine if r["impl"] == "ioattn:v06"]
+        v06tf = float(v06[0]["tflops"]) if v06 else float("nan")
         fl, cu = peers.get("sdpa:flash", float("nan")), peers.get("sdpa:cudnn", float("nan"))
-        print(f"{dtype:5} {d:4} {causal:2} {n:6} | {v05tf:6.1f} {float(best['tflops']):6.1f} "
-              f"{best['impl'][7:]:14} | {fl:6.1f} {cu:6.1f} | {v05tf / fl:6.2f} {float(best['tflops']) / fl:7.2f} "
-              f"{float(best['tflops']) / cu:7.2f}")
+        print(f"{dtype:5} {d:4} {causal:2} {n:6} | {v05tf:6.1f} {v06tf:6.1f} {float(best['tflops']):6.1f} "
+              f"{best['impl'][7:]:24} | {fl:6.1f} {cu:6.1f} | {v05tf / fl:6.2f} {v06tf / fl:6.2f} {v06tf / cu:6.2f} "
+              f"{float(best['tflops']) / fl:7.2f}")
     if len(sys.argv) > 2:
         with open(sys.argv[2], "w", newline="") as f:
             w = csv.writer(f)

@@ -1,0 +1,405 @@
+// kernels/v06_fa2_wgmma.hip: FlashAttention-2 on Hopper's warpgroup MMA (wgmma), NVIDIA sm_90a only.
+//
+// What changed vs v05_fa2_fast: the two products run as wgmma.mma_async, which a *warpgroup* (4
+// warps, 128 threads) issues together and which reads its B operand (and for S also A) straight
+// from shared memory through 64-bit descriptors instead of through ldmatrix into registers:
+//   S  = Q K^T : wgmma m64n{Bc}k16, A = Q (shared, K-major), B = K (shared, K-major)
+//   O += P V   : wgmma m64n{d}k16,  A = P (registers, the mma.sync A layout per warp),
+//                B = V (shared, N-major: the instruction transposes, imm-trans-b = 1)
+// mma.sync (v05) tops out near FlashAttention-2's rate on Hopper (the legacy tensor-core path and
+// the ldmatrix traffic per MMA); wgmma is the path to the H200's matrix rate (671-790 TFLOP/s
+// measured for GEMM; cuDNN's attention reaches ~600).
+// Shared tiles use the 128-byte swizzle wgmma understands: a tile of R rows x d columns is stored
+// as d/64 panels of R rows x 128 bytes; in row r the 16-byte chunk c sits at chunk c ^ (r % 8),
+// so 8 consecutive rows of one chunk hit 8 different bank groups. cp.async writes that layout
+// directly. Each warp still owns 16 query rows; the online softmax (lazy rescaling), the masks,
+// the pipeline and the tile skipping are v05's.
+//
+// Tiling: a block is kWG warpgroups, each owning 64 query rows (Br = 64 kWG); Bc keys per tile;
+// kStages-deep cp.async pipeline. Per thread: O d/2 + S Bc/2 fp32 registers.
+//
+// HBM traffic (simulator strategy `fa2`): as v05, with Br = 64 kWG.
+//
+// Measured on the H200 (2026-11-29, run 4 of kernels/dev/NOTES.md; Br 128 (2 warpgroups), Bc 64,
+// 2 stages; TFLOP/s bf16 at N = 1k/4k/16k, SDPA flash / cuDNN in the same run in brackets):
+//   d 128: 315/361/381 (322/341/346 flash, 560/600/606 cuDNN), causal 257/361/395 (234/301/316)
+//   d  64: 329/373/379 (287/299/303 flash, 426/451/452 cuDNN), causal 270/363/401 (214/281/299)
+// That is 0.98-1.34x FlashAttention-2 and 0.56-0.93x cuDNN: the next steps are warp
+// specialization (a producer warpgroup with TMA, consumers with setmaxnreg) and overlapping the
+// softmax of one tile with the Q K^T of the next (FlashAttention-3's ping-pong), not done here.
+// Run: ioattn run --kernel v06_fa2_wgmma --seqlen 4096 --heads 16 --head-dim 128 --dtype bf16 --check
+//      (configure with -DIOATTN_CUDA_ARCH=90a)
+//
+// Supports: fp16, bf16; d in {64, 128}; any Nq, Nk; causal (bottom-right), windows, GQA/MQA; LSE
+// out; fully masked rows give O = 0, LSE = -inf. Needs sm_90a device code (-DIOATTN_CUDA_ARCH=90a,
+// or nvcc -gencode=arch=compute_90a,code=sm_90a); supports() asks the device once (a one-thread
+// probe kernel) and refuses with that message otherwise. AMD: refused (no wgmma; v05 is the AMD
+// path).
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/attn_view.hpp"
+#include "kernels/platform/fragment.hpp"
+#include "kernels/platform/platform.hpp"
+#include "kernels/platform/wgmma.hpp"
+
+// The wgmma instructions exist only in the sm_90a device pass; elsewhere the kernel body is empty
+// and a one-thread probe tells the launcher so at run time.
+#if defined(IOATTN_PLATFORM_NVIDIA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define IOATTN_V06_WGMMA 1
+#endif
+
+namespace ioattn::kernels {
+namespace {
+
+#if defined(IOATTN_PLATFORM_NVIDIA)
+
+// Byte offset of 16-byte chunk c8 (along d) of row r in a 128B-swizzled tile of kRows rows.
+template <int kRows>
+__device__ inline uint32_t swizzled(int r, int c8) {
+  return static_cast<uint32_t>((c8 / 8) * (kRows * 128) + r * 128 + (((c8 % 8) ^ (r % 8)) * 16));
+}
+
+template <int kD_, int kWG_, int kBc_, int kStages_, int kMinBlocks_ = 1>
+struct V06Tile {
+  static constexpr int kD = kD_;
+  static constexpr int kWG = kWG_;
+  static constexpr int kBr = 64 * kWG_;
+  static constexpr int kBc = kBc_;
+  static constexpr int kStages = kStages_;
+  static constexpr int kMinBlocks = kMinBlocks_;  // blocks per SM the register budget must allow
+  static constexpr int kThreads = 128 * kWG_;
+  static constexpr int kQBytes = kBr * kD_ * 2;
+  static constexpr int kKVBytes = kBc_ * kD_ * 2;
+  static constexpr int kSmemBytes = 1024 /* alignment slack */ + kQBytes + 2 * kStages_ * kKVBytes;
+  static_assert(kD_ == 64 || kD_ == 128, "wgmma N for P V is d: 64 or 128 here");
+  static_assert(kBc_ == 64 || kBc_ == 128, "wgmma N for Q K^T is Bc: 64 or 128 here");
+  static_assert(kStages_ >= 2, "the pipeline needs at least two stages");
+};
+
+// Rows [r0, r0 + kRows) of a strided global tile into a swizzled shared tile; zero-fill past rows_end.
+template <class Tl, int kRows, class T>
+__device__ inline void load_swizzled(uint8_t* s, const T* g, int64_t row_stride, int r0, int rows_end, int tid) {
+  constexpr int kChunks = Tl::kD / 8, kTotal = kRows * kChunks;
+#pragma unroll
+  for (int it = 0; it < (kTotal + Tl::kThreads - 1) / Tl::kThreads; ++it) {
+    const int c = tid + it * Tl::kThreads;
+    if (kTotal % Tl::kThreads != 0 && c >= kTotal) break;
+    const int r = c / kChunks, c8 = c % kChunks;
+    const bool valid = r0 + r < rows_end;
+    frag::async_copy_16(s + swizzled<kRows>(r, c8), g + (valid ? r0 + r : 0) * row_stride + c8 * 8, valid);  // HBM read
+  }
+}
+
+template <class T, class Tl>
+__global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
+    fa2_wgmma_kernel(AttnView a, const T* __restrict__ g_Q_all, const T* __restrict__ g_K_all,
+                     const T* __restrict__ g_V_all, T* __restrict__ g_O_all, float* __restrict__ g_LSE,
+                     uint32_t v_lbo, uint32_t v_sbo) {
+#if defined(IOATTN_V06_WGMMA)
+  constexpr int kD = Tl::kD, kBr = Tl::kBr, kBc = Tl::kBc, kStages = Tl::kStages;
+  constexpr int kNS = kBc / 8;  // 16x8 accumulator atoms per warp in S (16, Bc)
+  constexpr int kLazyLog2 = 8;  // lazy rescaling threshold (v05)
+
+  extern __shared__ unsigned char smem_raw[];
+  // The swizzle pattern repeats every 8 rows x 128 bytes: tiles start 1024-byte aligned.
+  const uint32_t raw_addr = frag::smem_addr(smem_raw);
+  uint8_t* s_Q = smem_raw + ((1024 - raw_addr % 1024) % 1024);  // (Br, d) swizzled
+  uint8_t* s_K = s_Q + Tl::kQBytes;                             // kStages x (Bc, d) swizzled
+  uint8_t* s_V = s_K + kStages * Tl::kKVBytes;                  // kStages x (Bc, d) swizzled
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int wgi = warp / 4;  // warpgroup of this thread: query rows 64 wgi .. 64 wgi + 63 of the block
+  const int seqlen_q = static_cast<int>(a.seqlen_q), seqlen_k = static_cast<int>(a.seqlen_k);
+  const int64_t b = blockIdx.x / a.heads_q, h = blockIdx.x % a.heads_q;
+  const int i0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kBr;  // heavy query blocks first
+  const int i1 = min(i0 + kBr, seqlen_q);
+  const T* g_Q = g_Q_all + a.q_offset(b, 0, h);
+  const T* g_K = g_K_all + a.kv_offset(b, 0, a.kv_head_of(h));
+  const T* g_V = g_V_all + a.kv_offset(b, 0, a.kv_head_of(h));
+  T* g_O = g_O_all + a.q_offset(b, 0, h);
+  const int64_t q_stride = a.q_row_stride(), kv_stride = a.kv_row_stride();
+  const MaskSpec& mask = a.mask;
+
+  const int kb_blk = static_cast<int>(mask.block_key_begin(i0, i1));
+  const int ke_blk = static_cast<int>(mask.block_key_end(i0, i1));
+  const int j_first = kb_blk / kBc;
+  const int j_last = ke_blk > kb_blk ? (ke_blk + kBc - 1) / kBc : j_first;
+
+  load_swizzled<Tl, kBr>(s_Q, g_Q, q_stride, i0, seqlen_q, tid);  // HBM read: Q_i, once
+  frag::async_commit();
+#pragma unroll
+  for (int st = 0; st < kStages - 1; ++st) {
+    if (j_first + st < j_last) {
+      load_swizzled<Tl, kBc>(s_K + st * Tl::kKVBytes, g_K, kv_stride, (j_first + st) * kBc, seqlen_k, tid);
+      load_swizzled<Tl, kBc>(s_V + st * Tl::kKVBytes, g_V, kv_stride, (j_first + st) * kBc, seqlen_k, tid);
+    }
+    frag::async_commit();
+  }
+
+  // Rows of this warpgroup and of this warp.
+  const int g_i0 = i0 + 64 * wgi, g_i1 = min(g_i0 + 64, seqlen_q);
+  const int gkb = g_i0 < g_i1 ? static_cast<int>(mask.key_begin(g_i0)) : 0;
+  const int gke = g_i0 < g_i1 ? static_cast<int>(mask.key_end(g_i1 - 1)) : 0;
+  const int wi0 = g_i0 + 16 * (warp % 4), wi1 = min(wi0 + 16, seqlen_q);
+  const uint32_t q_addr = frag::smem_addr(s_Q) + 64 * wgi * 128;  // this warpgroup's 64 rows, panel 0
+
+  float r_O[kD / 2];  // (64, d) per warpgroup: (16, d) per warp in 16x8 atoms, 4 registers each
+  float r_S[kBc / 2];
+#pragma unroll
+  for (int x = 0; x < kD / 2; ++x) r_O[x] = 0.f;
+#pragma unroll
+  for (int x = 0; x < kBc / 2; ++x) r_S[x] = 0.f;
+  float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.f, 0.f};  // rows lane/4 and lane/4 + 8
+  const float sl2 = a.scale_log2;
+
+  for (int j = j_first; j < j_last; ++j) {
+    const int stage = (j - j_first) % kStages;
+    frag::async_wait<kStages - 2>();
+    wg::fence_proxy_async();  // this thread's cp.async data -> visible to the tensor cores
+    __syncthreads();
+    {
+      const int jn = j + kStages - 1;
+      if (jn < j_last) {
+        const int sn = (jn - j_first) % kStages;
+        load_swizzled<Tl, kBc>(s_K + sn * Tl::kKVBytes, g_K, kv_stride, jn * kBc, seqlen_k, tid);  // HBM read: K
+        load_swizzled<Tl, kBc>(s_V + sn * Tl::kKVBytes, g_V, kv_stride, jn * kBc, seqlen_k, tid);  // HBM read: V
+      }
+      frag::async_commit();
+    }
+    const int j0 = j * kBc;
+    if (j0 >= gke || j0 + kBc <= gkb) continue;  // warpgroup-uniform: wgmma needs all 4 warps
+    const uint32_t k_addr = frag::smem_addr(s_K + stage * Tl::kKVBytes);
+    const uint32_t v_addr = frag::smem_addr(s_V + stage * Tl::kKVBytes);
+
+    // S = Q K^T: d/16 MMAs of k = 16; the k-th slice of a swizzled row starts 32 k bytes in.
+    wg::fence_regs(r_S);
+    wg::fence();
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      const uint64_t dq = wg::desc(q_addr + (kk / 4) * (kBr * 128) + (kk % 4) * 32, 16, 1024);
+      const uint64_t dk = wg::desc(k_addr + (kk / 4) * (kBc * 128) + (kk % 4) * 32, 16, 1024);
+      if constexpr (kBc == 64) wg::wgmma_ss_n64<T>(r_S, dq, dk, kk > 0);
+      else wg::wgmma_ss_n128<T>(r_S, dq, dk, kk > 0);
+    }
+    wg::commit();
+    wg::wait_all();
+    wg::fence_regs(r_S);
+
+    // Boundary tiles: -inf outside each row's visible keys. Atom t holds r_S[4t .. 4t+3].
+    if (!mask.tile_unmasked(wi0, wi1, j0, j0 + kBc)) {
+#pragma unroll
+      for (int t = 0; t < kNS; ++t)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int i = wi0 + frag::c_row(lane, e), col = j0 + 8 * t + frag::c_col(lane, e);
+          if (col < mask.key_begin(i) || col >= mask.key_end(i)) r_S[4 * t + e] = -INFINITY;
+        }
+    }
+
+    // Online softmax with lazy rescaling (v05).
+    float m_tile[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int x = 0; x < kBc / 2; ++x) m_tile[(x % 4) / 2] = fmaxf(m_tile[(x % 4) / 2], r_S[x]);
+    bool grow[2], any_grow = false;
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      m_tile[s] = frag::row_allreduce_max(m_tile[s]);
+      grow[s] = (m_tile[s] - m_i[s]) * sl2 > kLazyLog2;
+      any_grow |= grow[s];
+    }
+    if (frag::warp_any(any_grow)) {
+      float alpha[2];
+#pragma unroll
+      for (int s = 0; s < 2; ++s) {
+        alpha[s] = grow[s] ? frag::fast_exp2((m_i[s] - m_tile[s]) * sl2) : 1.f;
+        if (grow[s]) m_i[s] = m_tile[s];
+        l_i[s] *= alpha[s];
+      }
+#pragma unroll
+      for (int x = 0; x < kD / 2; ++x) r_O[x] *= alpha[(x % 4) / 2];
+    }
+    float m_scaled[2];
+#pragma unroll
+    for (int s = 0; s < 2; ++s) m_scaled[s] = m_i[s] == -INFINITY ? 0.f : m_i[s] * sl2;
+    uint32_t r_P[kBc / 16][4];  // P as the A operand, 16 keys per MMA
+#pragma unroll
+    for (int x = 0; x < kBc / 2; x += 2) {
+      const int s = (x % 4) / 2;
+      const float p0 = frag::fast_exp2(fmaf(r_S[x], sl2, -m_scaled[s]));
+      const float p1 = frag::fast_exp2(fmaf(r_S[x + 1], sl2, -m_scaled[s]));
+      l_i[s] += p0 + p1;
+      r_P[x / 8][(x % 8) / 2] = frag::pack2<T>(p0, p1);
+    }
+
+    // O += P V: Bc/16 MMAs of k = 16 keys; the k-th 16-key slice of V starts 16 rows x 128 B in.
+    wg::fence_regs(r_O);
+    wg::fence();
+#pragma unroll
+    for (int g = 0; g < kBc / 16; ++g) {
+      const uint64_t dv = wg::desc(v_addr + g * 16 * 128, v_lbo, v_sbo);
+      if constexpr (kD == 64) wg::wgmma_rs_n64<T>(r_O, r_P[g], dv, 1);
+      else wg::wgmma_rs_n128<T>(r_O, r_P[g], dv, 1);
+    }
+    wg::commit();
+    wg::wait_all();
+    wg::fence_regs(r_O);
+  }
+  frag::async_wait<0>();
+
+  // Epilogue: O / l straight from the accumulators (4-byte stores), LSE = scale m + log l.
+#pragma unroll
+  for (int s = 0; s < 2; ++s) l_i[s] = frag::row_allreduce_sum(l_i[s]);
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const int i = wi0 + lane / 4 + 8 * s;
+    if (i >= seqlen_q) continue;
+    const float inv_l = l_i[s] > 0.f ? 1.f / l_i[s] : 0.f;
+#pragma unroll
+    for (int t = 0; t < kD / 8; ++t)  // HBM write: O_i, once
+      *reinterpret_cast<uint32_t*>(g_O + i * q_stride + 8 * t + 2 * (lane % 4)) =
+          frag::pack2<T>(r_O[4 * t + 2 * s] * inv_l, r_O[4 * t + 2 * s + 1] * inv_l);
+    if (lane % 4 == 0) g_LSE[a.lse_offset(b, h, i)] = l_i[s] > 0.f ? m_i[s] * a.scale + logf(l_i[s]) : -INFINITY;
+  }
+#else
+  (void)a, (void)g_Q_all, (void)g_K_all, (void)g_V_all, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo;
+#endif
+}
+
+// Writes 1 when this binary's device code has wgmma (an sm_90a build), else 0.
+__global__ void wgmma_probe_kernel(int* out) {
+#if defined(IOATTN_V06_WGMMA)
+  *out = 1;
+#else
+  *out = 0;
+#endif
+}
+
+// V's descriptor for the N-major B operand (PTX ISA, "Leading/Stride Dimension Byte Offset", whose
+// "rows" of an N-major matrix run along N): LBO = from one 64-column (128-byte) panel of d to the
+// next = Bc x 128 bytes; SBO = from one 8-key group to the next = 1024 bytes. kernels/dev can swap
+// the two to check the reading (g_v_desc_swapped = 1); the swapped pair reads outside the tile.
+int g_v_desc_swapped = 0;
+
+struct Config {
+  int d, br, bc;
+  const char* name;
+  LaunchStatus (*launch)(const AttnView&, const DeviceTensors&, DType, hipStream_t);
+};
+
+template <class Tl>
+LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, hipStream_t stream) {
+  const int64_t q_blocks = (a.seqlen_q + Tl::kBr - 1) / Tl::kBr;
+  if (q_blocks > 65535) return "v06_fa2_wgmma: seqlen_q must be <= " + std::to_string(65535 * Tl::kBr);
+  const dim3 grid(static_cast<unsigned>(a.batch * a.heads_q), static_cast<unsigned>(q_blocks));
+  uint32_t lbo = Tl::kBc * 128, sbo = 1024;
+  if (g_v_desc_swapped == 1) std::swap(lbo, sbo);
+  return dispatch_dtype(dt, [&]<class T>() -> LaunchStatus {
+    if constexpr (sizeof(T) != 2) {
+      return "v06_fa2_wgmma: dtype must be fp16 or bf16";
+    } else {
+      auto kern = &fa2_wgmma_kernel<T, Tl>;
+      IOATTN_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kern),
+                                       hipFuncAttributeMaxDynamicSharedMemorySize, Tl::kSmemBytes));
+      kern<<<grid, Tl::kThreads, Tl::kSmemBytes, stream>>>(
+          a, static_cast<const T*>(t.q), static_cast<const T*>(t.k), static_cast<const T*>(t.v),
+          static_cast<T*>(t.o), t.lse, lbo, sbo);
+      IOATTN_CHECK_LAUNCH();
+      return std::nullopt;
+    }
+  });
+}
+
+#define V06_CONFIG(d, wgs, bc, st, mb)                                                 \
+  Config{d, 64 * (wgs), bc, "d" #d "_wg" #wgs "_bc" #bc "_s" #st "_mb" #mb, \
+         &launch_tile<V06Tile<d, wgs, bc, st, mb>>}
+// Only configurations checked on the H200 are listed (kernels/dev/NOTES.md run 4); V06Tile takes
+// others (kWG 1-3, Bc 128, 3 stages, 2 blocks per SM) for tuning with kernels/dev.
+const Config kConfigs[] = {
+    V06_CONFIG(128, 2, 64, 2, 1),
+    V06_CONFIG(64, 2, 64, 2, 1),
+};
+#undef V06_CONFIG
+
+const Config* find_config(int64_t d, int br, int bc) {
+  for (const Config& c : kConfigs)
+    if (c.d == d && (br == 0 || br == c.br) && (bc == 0 || bc == c.bc)) return &c;
+  return nullptr;
+}
+
+// Whether the device code of this build has wgmma: asked once, on the first launch.
+LaunchStatus wgmma_available() {
+  static int cached = -1;
+  if (cached < 0) {
+    int* d_flag = nullptr;
+    IOATTN_CHECK(hipMalloc(&d_flag, sizeof(int)));
+    IOATTN_CHECK(hipMemset(d_flag, 0, sizeof(int)));
+    wgmma_probe_kernel<<<1, 1>>>(d_flag);
+    IOATTN_CHECK_LAUNCH();
+    int h_flag = 0;
+    IOATTN_CHECK(hipMemcpy(&h_flag, d_flag, sizeof(int), hipMemcpyDeviceToHost));
+    IOATTN_CHECK(hipFree(d_flag));
+    cached = h_flag;
+  }
+  if (cached == 0)
+    return "v06_fa2_wgmma: this build has no sm_90a device code (configure with -DIOATTN_CUDA_ARCH=90a)";
+  return std::nullopt;
+}
+#endif  // IOATTN_PLATFORM_NVIDIA
+
+}  // namespace
+
+LaunchStatus v06_fa2_wgmma_supports(const AttnProblem& p, const KernelOptions& opt) {
+  if (auto e = p.validate()) return e;
+#if defined(IOATTN_PLATFORM_NVIDIA)
+  if (auto e = wgmma_available()) return e;  // an sm_90a build on a device that loads its code
+  if (p.dtype == DType::fp32) return "v06_fa2_wgmma: dtype must be fp16 or bf16 (matrix cores take 16-bit inputs)";
+  if (p.head_dim != 64 && p.head_dim != 128) return "v06_fa2_wgmma: head_dim must be 64 or 128";
+  if (opt.splits) return "v06_fa2_wgmma takes no split-KV (--splits)";
+  if (!find_config(p.head_dim, opt.br, opt.bc)) {
+    std::string have;
+    for (const Config& c : kConfigs)
+      if (c.d == p.head_dim) have += (have.empty() ? "" : ", ") + std::to_string(c.br) + "x" + std::to_string(c.bc);
+    return "v06_fa2_wgmma: for head_dim " + std::to_string(p.head_dim) + " (--br x --bc) must be one of " + have;
+  }
+  return std::nullopt;
+#else
+  (void)opt;
+  return "v06_fa2_wgmma needs NVIDIA Hopper (wgmma); on AMD use v05_fa2_fast";
+#endif
+}
+
+std::size_t v06_fa2_wgmma_workspace_bytes(const AttnProblem&, const KernelOptions&) { return 0; }
+
+LaunchStatus v06_fa2_wgmma_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
+                                  void* /*workspace*/, void* stream) {
+  if (auto e = v06_fa2_wgmma_supports(p, opt)) return e;
+#if defined(IOATTN_PLATFORM_NVIDIA)
+  if (auto e = wgmma_available()) return e;
+  return find_config(p.head_dim, opt.br, opt.bc)->launch(AttnView::of(p), t, p.dtype, static_cast<hipStream_t>(stream));
+#else
+  (void)t, (void)stream;
+  return "v06_fa2_wgmma needs NVIDIA Hopper (wgmma)";
+#endif
+}
+
+#if defined(IOATTN_PLATFORM_NVIDIA)
+// Tuning hooks for kernels/dev (not in the registry).
+const char* v06_fa2_wgmma_config_name(int index) {
+  return index >= 0 && index < static_cast<int>(std::size(kConfigs)) ? kConfigs[index].name : nullptr;
+}
+LaunchStatus v06_fa2_wgmma_launch_config(int index, const AttnProblem& p, const DeviceTensors& t, void* stream) {
+  if (auto e = v06_fa2_wgmma_supports(p, {})) return e;
+  if (auto e = wgmma_available()) return e;
+  const Config& c = kConfigs[index];
+  if (c.d != p.head_dim) return std::string("config ") + c.name + " is for another head_dim";
+  return c.launch(AttnView::of(p), t, p.dtype, static_cast<hipStream_t>(stream));
+}
+void v06_fa2_wgmma_set_v_desc(int swapped) { g_v_desc_swapped = swapped ? 1 : 0; }
+#endif
+
+}  // namespace ioattn::kernels
