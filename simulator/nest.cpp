@@ -276,12 +276,32 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
     comp[ai] = instances * la.full_union;
   }
 
-  // The wave model. Wave w runs CTAs [w*W, (w+1)*W) in launch order (b, h, s, o). For each access,
-  // its HBM traffic inside the wave is the union of the rows the wave's CTAs touch per tensor
-  // instance ("fits": every re-read hits the last-level cache) when the wave's working set fits
-  // the cache, and approaches the no-L2 count as the working set outgrows it:
-  //     hbm = union + (no_l2 - union) * (1 - min(1, capacity / working_set)).
-  int fits_waves = 0, exceed_waves = 0;
+  // The wave model. Wave w runs CTAs [w*W, (w+1)*W) in launch order (b, h, s, o). Per access, the
+  // wave's rows split into
+  //     union   distinct rows per tensor instance            (compulsory for the wave)
+  //     shared  re-reads of rows another CTA of the wave read (union_cta - union)
+  //     self    re-reads by the same CTA later in its loop   (count - union_cta; FA1's O, Q, m, l)
+  // When the wave's working set WS (sum of unions) fits the cache C, every re-read hits. When it
+  // does not, a self re-read comes back after the whole working set streamed by: it misses with
+  // probability 1 - C/WS. Shared re-reads of CTAs that run the same number of tiles happen in
+  // near lockstep (the same tile at about the same time), so they hit regardless of WS; with
+  // unequal work (causal, windows) the CTAs drift apart and they miss like self re-reads:
+  //     hbm = union + (self + (lockstep ? 0 : shared)) * (1 - min(1, C / WS)).
+  // Checked against DRAM counters of FlashAttention-2 on the H200 (simulator/README.md).
+  int fits_waves = 0, lockstep_waves = 0, exceed_waves = 0;
+  // Lockstep: every CTA that has work runs the same number of tiles (FA1's one CTA per head does).
+  bool lockstep = true;
+  {
+    int64_t tiles = -1;
+    for (int64_t s = 0; s < g.S && !k.sequential_outer; ++s)
+      for (int64_t o = 0; o < g.T_out; ++o) {
+        const BlockRange r = range_of(s, o);
+        const int64_t n = r.end - r.begin;
+        if (n == 0) continue;
+        if (tiles >= 0 && n != tiles) lockstep = false;
+        tiles = n;
+      }
+  }
   if (!no_l2) {
     // A sequential CTA covers all local CTAs of its head.
     auto cta_to_local = [&](int64_t c) { return k.sequential_outer ? c * g.L : c; };
@@ -291,7 +311,7 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
       if (k.accesses[ai].write)
         for (const auto& other : k.accesses)
           if (!other.write && other.tensor == k.accesses[ai].tensor) skip_ws[ai] = true;
-    std::vector<int64_t> uni(k.accesses.size()), cnt(k.accesses.size());
+    std::vector<int64_t> uni(k.accesses.size()), cnt(k.accesses.size()), uni_cta(k.accesses.size());
     for (int64_t w = 0; w < waves; ++w) {
       const int64_t c0 = cta_to_local(w * W), c1 = cta_to_local(std::min(grid, (w + 1) * W));
       double ws = 0.0;
@@ -317,18 +337,27 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
           u += segment_union(0, c1 - k_last * key_ctas);
         }
         uni[ai] = u;
+        // Distinct rows per CTA, summed: a non-sequential CTA touches each row once; a sequential
+        // CTA (FA1) touches its head's whole union.
+        const int64_t ctas = std::min(grid, (w + 1) * W) - w * W;
+        uni_cta[ai] = k.sequential_outer ? ctas * la.full_union : cnt[ai];
         if (!skip_ws[ai]) ws += static_cast<double>(u * la.row_bytes);
       }
       const double cap = static_cast<double>(llc_bytes);
-      const double hit = ws <= cap ? 1.0 : cap / ws;
-      (ws <= cap ? fits_waves : exceed_waves)++;
+      const double miss = ws <= cap ? 0.0 : 1.0 - cap / ws;
+      bool charged = false;
       for (size_t ai = 0; ai < k.accesses.size(); ++ai) {
         const double rb = static_cast<double>(local[ai].row_bytes);
-        hbm_l2[ai] += rb * (static_cast<double>(uni[ai]) +
-                            static_cast<double>(cnt[ai] - uni[ai]) * (1.0 - hit));
+        const auto self = static_cast<double>(cnt[ai] - uni_cta[ai]);
+        const auto shared = static_cast<double>(uni_cta[ai] - uni[ai]);
+        const double missed = (self + (lockstep ? 0.0 : shared)) * miss;
+        charged = charged || missed > 0.0;
+        hbm_l2[ai] += rb * (static_cast<double>(uni[ai]) + missed);
       }
+      (ws <= cap ? fits_waves : (charged ? exceed_waves : lockstep_waves))++;
     }
-    res.l2_regime = exceed_waves == 0 ? "fits" : (fits_waves == 0 ? "exceeds" : "mixed");
+    const int kinds = (fits_waves > 0) + (lockstep_waves > 0) + (exceed_waves > 0);
+    res.l2_regime = kinds > 1 ? "mixed" : (exceed_waves ? "exceeds" : (lockstep_waves ? "lockstep" : "fits"));
   } else {
     res.l2_regime = "no-l2";
   }

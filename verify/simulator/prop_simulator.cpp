@@ -473,6 +473,29 @@ void edge_cases() {
   const auto rm = sim::simulate_unchecked(masked, h200, t1, nl);
   RC_ASSERT(rm.kernels[0].tensors[0].tensor == std::string("Q"));
   RC_ASSERT(rm.kernels[0].tensors[0].hbm_no_l2.read == 50 * 8 * 4);  // only the last 50 rows
+  // The wave model's two kinds of re-reads, on a cache far smaller than the working set:
+  // FA1's self re-reads (O_i, Q_i again for every K/V block) miss; FA2's shared K/V re-reads of an
+  // unmasked problem (equal work per CTA: lockstep) hit; causal FA2 drifts and misses again.
+  {
+    AttnProblem longp;
+    longp.seqlen_q = longp.seqlen_k = 4096;
+    longp.head_dim = 64;
+    longp.heads_q = longp.heads_kv = 4;
+    const sim::Machine tiny = test_machine(8, 64 * 1024);
+    const sim::Machine huge = test_machine(8, 1e12);
+    sim::Tiling fa1;
+    fa1.strategy = Strategy::fa1;
+    sim::Tiling fa2;
+    const auto k1 = sim::simulate_unchecked(longp, tiny, fa1, {}).kernels[1];
+    RC_ASSERT(k1.l2_regime == std::string("exceeds"));
+    RC_ASSERT(k1.hbm.read > sim::simulate_unchecked(longp, huge, fa1, {}).kernels[1].hbm.read);
+    const auto k2 = sim::simulate_unchecked(longp, tiny, fa2, {}).kernels[0];
+    RC_ASSERT(k2.l2_regime == std::string("lockstep"));
+    RC_ASSERT(k2.hbm.read == sim::simulate_unchecked(longp, huge, fa2, {}).kernels[0].hbm.read);
+    longp.causal = true;
+    const auto k3 = sim::simulate_unchecked(longp, tiny, fa2, {}).kernels[0];
+    RC_ASSERT(k3.hbm.read > sim::simulate_unchecked(longp, huge, fa2, {}).kernels[0].hbm.read);
+  }
   // Malformed catalog files: a number without a source, bad JSON.
   const auto dir = std::filesystem::temp_directory_path() / "ioattn_bad_catalog";
   std::filesystem::create_directories(dir);
