@@ -37,6 +37,7 @@ DRIVERS = [
     "exp_block_size",
     "exp_roofline",
     "exp_kernel_ladder",
+    "exp_h200_model",
     "exp_cpu_reference",
 ]
 

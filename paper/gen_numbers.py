@@ -330,6 +330,44 @@ def roofline(nb: Numbers) -> None:
         nb.val(key + ".tflops", sig(float(r["achieved_tflops"]), 2))
 
 
+def model_vs_measured(nb: Numbers, h_files) -> None:
+    """Measured H200 runs against the simulator's twin (sim/h200_model/model.csv): time ratio and,
+    where the H200 CSV has DRAM counters, the byte ratios, for the fastest ioattn run at one N."""
+    from fig_model_vs_measured import dram_columns, key
+
+    nb.flags["haveModelCheck"] = False
+    nb.flags["haveDram"] = False
+    mpath = style.find_csv("sim", "h200_model", "model")
+    meas, _ = h200.rows(per_variant=False)
+    if mpath is None or not meas:
+        return
+    mod = {key(r): r for r in nb.use(mpath)}
+    pairs = [(r, mod[key(r)]) for r in h200.select(meas, "bf16", 128, 0) if key(r) in mod]
+    if not pairs:
+        return
+    ns = sorted({int(r["seqlen"]) for r, _ in pairs})
+    n = 4096 if 4096 in ns else ns[len(ns) // 2]
+    at = [(r, m) for r, m in pairs if int(r["seqlen"]) == n]
+    r, m = min(at, key=lambda p: style.num(p[0], "ms"))
+    nb.flags["haveModelCheck"] = True
+    nb.val("check.n", integer(n))
+    nb.val("check.impl", tex_escape(r["impl"]))
+    nb.val("check.meas_ms", sig(style.num(r, "ms")))
+    nb.val("check.model_ms", sig(style.num(m, "time_s") * 1e3))
+    ratio = style.num(r, "ms") / (style.num(m, "time_s") * 1e3)
+    nb.val("check.time_ratio", sig(ratio, 2))
+    nb.flags["measuredSlower"] = ratio >= 1.0
+    cols = dram_columns(r)
+    if cols:
+        dram = style.num(r, cols[0]) + style.num(r, cols[1])
+        if dram == dram and dram > 0:
+            nb.flags["haveDram"] = True
+            nb.val("check.dram", nbytes(dram))
+            nb.val("check.model_l2", nbytes(style.num(m, "hbm_read_bytes") + style.num(m, "hbm_write_bytes")))
+            nb.val("check.model_nol2", nbytes(style.num(m, "hbm_no_l2_bytes")))
+            nb.val("check.compulsory", nbytes(style.num(m, "hbm_compulsory_bytes")))
+
+
 def commit() -> str:
     try:
         return subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -369,6 +407,7 @@ def main() -> int:
     ladder(nb, out, h_rows, h_files)
     nb.flags.setdefault("haveSteps", False)
     steps(nb, out, h_rows)
+    model_vs_measured(nb, h_files)
     for m in PAPER_MACHINES + ["H200"]:
         for k in ("rule_br_d128", "rule_bc_d128"):
             if (m, k) in nb.mach:
@@ -392,7 +431,7 @@ def main() -> int:
           f"from {len(nb.sources)} CSV files")
     if missing:
         print("gen_numbers: no data for: " + ", ".join(missing))
-    needs_h200 = ("h200.", "speed.meas")
+    needs_h200 = ("h200.", "speed.meas", "check.")
     hard = [k for k in missing if not k.startswith(needs_h200)]
     if args.require_committed and hard:
         print(f"gen_numbers: error: the committed data does not back {len(hard)} number(s) of the paper: "

@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""fig_model_vs_measured: the simulator held against the H200, run by run.
+
+For every committed H200 run of an ioattn kernel (bf16, d = 128, non-causal), the simulator's
+prediction for the same problem, strategy and tile (experiments/exp_h200_model.cpp) beside what
+was measured. Left: HBM (DRAM) bytes, measured with Nsight Compute where the H200 CSV carries
+DRAM byte counters (solid), against the model with its L2 (dashed) and without it (dotted).
+Right: time, measured (solid) against the model's roofline time (dashed).
+
+Data: h200/*/*.csv, sim/h200_model/model.csv.
+"""
+
+import h200
+import style
+
+NAME = "fig_model_vs_measured"
+DTYPE, HEAD_DIM, CAUSAL = "bf16", 128, 0
+KEY = ("impl", "dtype", "head_dim", "causal", "seqlen", "batch", "heads")
+
+
+def dram_columns(row: dict) -> tuple[str, str] | None:
+    """The (read, write) DRAM byte columns of a measured row, whatever the benchmark called them."""
+    cols = [c for c in row if "dram" in c.lower()]
+    rd = [c for c in cols if "read" in c.lower()]
+    wr = [c for c in cols if "write" in c.lower()]
+    return (rd[0], wr[0]) if rd and wr else None
+
+
+def key(r: dict) -> tuple:
+    return (r["impl"], r["dtype"], int(float(r["head_dim"])), h200.flag(r["causal"]), int(float(r["seqlen"])),
+            int(float(r["batch"])), int(float(r["heads"])))
+
+
+def main() -> None:
+    args = style.parser(__doc__).parse_args()
+    meas, files = h200.rows(per_variant=False)
+    mpath = style.find_csv("sim", "h200_model", "model")
+    model = style.read_csv(mpath) if mpath else []
+    if not meas or not model:
+        style.skip(NAME, "needs committed H200 results and sim/h200_model/model.csv (exp_h200_model)")
+    mod = {key(r): r for r in model}
+    pairs = [(r, mod[key(r)]) for r in h200.select(meas, DTYPE, HEAD_DIM, CAUSAL) if key(r) in mod]
+    if not pairs:
+        style.skip(NAME, f"no H200 run at {DTYPE}, d = {HEAD_DIM}, causal = {CAUSAL} has a modeled twin")
+
+    fig, axes, leg = style.figure_with_legend_row(2, height=3.0, legend_share=0.26)
+    ax_b, ax_t = axes
+    variants = sorted({h200.variant(r["impl"]) for r, _ in pairs})
+    colors = style.ladder_colors(variants)
+    notes = []
+    for v in variants:
+        # The best measured config of the variant at each N, and its model twin.
+        best = {}
+        for r, m in pairs:
+            if h200.variant(r["impl"]) == v:
+                n = int(r["seqlen"])
+                if n not in best or style.num(r, "ms") < style.num(best[n][0], "ms"):
+                    best[n] = (r, m)
+        ns = sorted(best)
+        c = colors.get(v) or style.color_for(v)
+        cols = dram_columns(best[ns[0]][0])
+        if cols:
+            ax_b.plot(ns, [style.num(best[n][0], cols[0]) + style.num(best[n][0], cols[1]) for n in ns],
+                      label=f"{v} (measured, ncu)", **style.measured(c))
+        ax_b.plot(ns, [style.num(best[n][1], "hbm_read_bytes") + style.num(best[n][1], "hbm_write_bytes") for n in ns],
+                  label=f"{v} (model, L2)", **style.modeled(c))
+        ax_b.plot(ns, [style.num(best[n][1], "hbm_no_l2_bytes") for n in ns], label=f"{v} (model, no L2)",
+                  color=c, linestyle=":", linewidth=0.8)
+        ax_t.plot(ns, [style.num(best[n][0], "ms") for n in ns], label=f"{v} (measured)", **style.measured(c))
+        ax_t.plot(ns, [style.num(best[n][1], "time_s") * 1e3 for n in ns], label=f"{v} (model)",
+                  **style.modeled(c))
+        if not cols:
+            notes.append(f"{v}: no DRAM counters in the H200 CSV")
+    comp = sorted({(int(m["seqlen"]), style.num(m, "hbm_compulsory_bytes")) for _, m in pairs})
+    ax_b.plot([p[0] for p in comp], [p[1] for p in comp], color="#888888", linestyle="-.", linewidth=0.8,
+              label="compulsory")
+    for ax in (ax_b, ax_t):
+        ax.set_yscale("log")
+        ax.set_xlabel("sequence length N")
+        style.pow2_axis(ax, max_ticks=4)
+    style.human_bytes_axis(ax_b, max_ticks=5)
+    ax_b.set_ylabel("HBM / DRAM bytes")
+    ax_t.set_ylabel("time (ms)")
+    style.shared_legend(axes, leg, ncol=3, fontsize=4.6)
+    style.footer(fig, f"H200 (measured) and its model; {DTYPE}, d = {HEAD_DIM}, non-causal, forward. "
+                 + "; ".join(notes), files + [mpath])
+    style.save(fig, args.out, NAME)
+
+
+if __name__ == "__main__":
+    main()
