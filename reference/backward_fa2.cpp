@@ -80,7 +80,10 @@ Grads backward_fa2(const AttnProblem& p, const Inputs& in, const Forward& fwd, c
             for (int64_t r = 0; r < rows; ++r) {                 // P = exp(S - LSE) in place
               const float lse = fwd.lse[p.lse_offset(b, h, r0 + r)];
               if (lse == kNegInf<float>) s.row(r).setZero();
-              else s.row(r) = detail::exp_shifted(s.row(r), lse);
+              else {
+                const auto [lo, hi] = detail::visible_cols(mask, r0 + r, c0, cols);
+                detail::exp_visible(s.row(r), s.row(r), lo, hi, lse);
+              }
             }
             MatR<float> p_op = s;  // P as a matmul operand, in the input dtype
             round_in_place(p.dtype, std::span<float>(p_op.data(), p_op.size()));

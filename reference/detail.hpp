@@ -6,6 +6,7 @@
 // stride H*d, which Eigen maps without copying (HeadMap).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <span>
@@ -48,16 +49,32 @@ auto kv_head(const AttnProblem& p, V& t, int64_t b, int64_t hk) {
            Eigen::OuterStride<>(p.heads_kv * p.head_dim));
 }
 
-// exp(s - c) elementwise, with exp(-inf) = 0 exactly for masked scores.
+// dst(j) = exp(s(j) - c) for the visible columns lo <= j < hi of a row, and exactly 0 for the
+// masked ones, which are never exponentiated.
 //
-// Eigen's vectorized exp clamps its argument at about -88 (float) or -709 (double), so on a packet
-// exp(-inf) returns ~1e-39 (float) or ~1e-308 (double) instead of 0 (its scalar tail returns 0).
-// A masked key would then leak into P with that weight and O would depend, in its last bits, on
-// keys the row cannot see: the property masked_keys_invisible found it. Masked entries are
-// therefore selected to 0, never exponentiated.
-template <class Row, class T>
-auto exp_shifted(const Row& s, T c) {
-  return (s.array() == kNegInf<T>).select(T(0), (s.array() - c).exp());
+// Why not exp(-inf) = 0: Eigen's vectorized exp clamps its argument at about -88 (float) or -709
+// (double), so on a SIMD packet exp(-inf) returns ~1e-39 (float) or ~1e-308 (double), not 0 (its
+// scalar tail returns 0). A masked key then leaked into P with that weight, and O depended in its
+// last bits on keys the row cannot see: the property masked_keys_invisible found it. A row's
+// visible keys are one contiguous range (mask.hpp), so the exp runs vectorized on that segment.
+// dst may be s itself.
+template <class Dst, class Src, class T>
+void exp_visible(Dst&& dst, const Src& s, int64_t lo, int64_t hi, T c) {
+  if (hi <= lo) {
+    dst.setZero();
+    return;
+  }
+  const int64_t n = dst.size();
+  dst.segment(lo, hi - lo) = (s.segment(lo, hi - lo).array() - c).exp().matrix();
+  dst.head(lo).setZero();
+  dst.tail(n - hi).setZero();
+}
+
+// The visible key columns of query row i inside the key tile [c0, c0 + cols), tile-relative.
+inline std::pair<int64_t, int64_t> visible_cols(const MaskSpec& m, int64_t i, int64_t c0, int64_t cols) {
+  const int64_t lo = std::clamp<int64_t>(m.key_begin(i) - c0, 0, cols);
+  const int64_t hi = std::clamp<int64_t>(m.key_end(i) - c0, 0, cols);
+  return {lo, hi};
 }
 
 // Throws ReferenceError naming the first violated precondition.

@@ -80,7 +80,8 @@ MatR<T> masked_scores(const AttnProblem& p, const InputTensors<TI>& in, int64_t 
 
 // S -> P in place (row softmax of the masked scores); returns LSE per row.
 template <class T>
-VecX<T> softmax_in_place(MatR<T>& s) {
+VecX<T> softmax_in_place(const AttnProblem& p, MatR<T>& s) {
+  const MaskSpec mask = p.mask();
   VecX<T> lse(s.rows());
   for (int64_t i = 0; i < s.rows(); ++i) {
     auto row = s.row(i);
@@ -90,7 +91,7 @@ VecX<T> softmax_in_place(MatR<T>& s) {
       lse(i) = kNegInf<T>;
       continue;
     }
-    row = detail::exp_shifted(row, m);  // exactly 0 for masked entries
+    detail::exp_visible(row, row, mask.key_begin(i), mask.key_end(i), m);  // masked: exactly 0
     const T l = row.sum();
     row /= l;
     lse(i) = m + std::log(l);
@@ -103,7 +104,7 @@ template <class T, class TI>
 MatR<T> probabilities(const AttnProblem& p, const InputTensors<TI>& in, int64_t b, int64_t h,
                       VecX<T>* lse_out) {
   MatR<T> s = masked_scores<T>(p, in, b, h);
-  VecX<T> lse = softmax_in_place(s);
+  VecX<T> lse = softmax_in_place(p, s);
   if (lse_out) *lse_out = lse;
   round_mat(p.dtype, s);  // the baseline stores P in the input dtype before P V
   return s;
@@ -161,7 +162,7 @@ GradResult<T> backward_impl(const AttnProblem& p, const InputTensors<TI>& in,
           for (int64_t i = 0; i < p.seqlen_q; ++i) lse(i) = state->lse[p.lse_offset(b, h, i)];
         } else {
           MatR<T> p_fwd = s;
-          lse = softmax_in_place(p_fwd);
+          lse = softmax_in_place(p, p_fwd);
           round_mat(p.dtype, p_fwd);
           o = p_fwd * v;
           round_mat(p.dtype, o);
@@ -170,7 +171,7 @@ GradResult<T> backward_impl(const AttnProblem& p, const InputTensors<TI>& in,
         MatR<T> prob(p.seqlen_q, p.seqlen_k);                          // (Nq, Nk)
         for (int64_t i = 0; i < p.seqlen_q; ++i) {
           if (lse(i) == kNegInf<T>) prob.row(i).setZero();
-          else prob.row(i) = detail::exp_shifted(s.row(i), lse(i));
+          else detail::exp_visible(prob.row(i), s.row(i), p.mask().key_begin(i), p.mask().key_end(i), lse(i));
         }
         MatR<T> prob_op = prob;  // P as a matmul operand, in the input dtype
         round_mat(p.dtype, prob_op);

@@ -36,9 +36,11 @@ struct OnlineSoftmax {
         r_m(VecX<float>::Constant(rows, kNegInf<float>)),
         r_l(VecX<float>::Zero(rows)) {}
 
-  // Visit one key block: s is S_ij (already scaled and masked to -inf), v is V_j (Bc, d).
+  // Visit one key block: s is S_ij (already scaled and masked to -inf) for query rows from r0 and
+  // key rows from c0, v is V_j (Bc, d).
   template <class VBlock>
-  void update(const MatR<float>& s, const VBlock& v, DType dtype) {
+  void update(const MatR<float>& s, const VBlock& v, DType dtype, const MaskSpec& mask, int64_t r0,
+              int64_t c0) {
     const int64_t rows = s.rows();
     const VecX<float> m_new = r_m.cwiseMax(s.rowwise().maxCoeff());  // (Br)
     r_p.resize(rows, s.cols());
@@ -48,7 +50,8 @@ struct OnlineSoftmax {
         continue;
       }
       const float alpha = std::exp(r_m(r) - m_new(r));  // exp(-inf) = 0 on the first visible block
-      r_p.row(r) = exp_shifted(s.row(r), m_new(r));
+      const auto [lo, hi] = visible_cols(mask, r0 + r, c0, s.cols());
+      exp_visible(r_p.row(r), s.row(r), lo, hi, m_new(r));  // P~ = exp(S - m_new), masked: 0
       r_l(r) = alpha * r_l(r) + r_p.row(r).sum();
       r_o.row(r) *= alpha;
       r_m(r) = m_new(r);

@@ -78,7 +78,7 @@ Forward forward_splitkv(const AttnProblem& p, const Inputs& in, const Tiling& t)
           for (int64_t j = std::max(j_begin, kb / Bc); j < j_end && j * Bc < ke; ++j) {
             const int64_t c0 = j * Bc, cols = std::min(Bc, p.seqlen_k - c0);
             detail::scores(p, r_q, g_k.middleRows(c0, cols), r0, c0, s);
-            st.update(s, g_v.middleRows(c0, cols), p.dtype);
+            st.update(s, g_v.middleRows(c0, cols), p.dtype, mask, r0, c0);
           }
           VecX<float> unused_lse;
           st.finish(g_o_part[sp], unused_lse);  // O^s normalized; 0 for an empty split

@@ -70,7 +70,8 @@ Forward forward_fa1(const AttnProblem& p, const Inputs& in, const Tiling& t) {
               p_tilde.row(r).setZero();
               continue;
             }
-            p_tilde.row(r) = detail::exp_shifted(s.row(r), m_tile);  // P~_ij
+            const auto [lo, hi] = detail::visible_cols(mask, r0 + r, c0, cols);
+            detail::exp_visible(p_tilde.row(r), s.row(r), lo, hi, m_tile);  // P~_ij
             const float l_tile = p_tilde.row(r).sum();            // l~_ij
             const float m_new = std::max(m_i, m_tile);
             const float alpha = std::exp(m_i - m_new);  // 0 when m_i = -inf (first visible tile)

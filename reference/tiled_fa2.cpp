@@ -51,7 +51,7 @@ Forward forward_fa2(const AttnProblem& p, const Inputs& in, const Tiling& t) {
         for (int64_t j = kb / Bc; j < Tc && j * Bc < ke; ++j) {
           const int64_t c0 = j * Bc, cols = std::min(Bc, p.seqlen_k - c0);
           detail::scores(p, r_q, g_k.middleRows(c0, cols), r0, c0, s);  // K_j read per (i, j)
-          st.update(s, g_v.middleRows(c0, cols), p.dtype);               // V_j read per (i, j)
+          st.update(s, g_v.middleRows(c0, cols), p.dtype, mask, r0, c0);  // V_j read per (i, j)
         }
         MatR<float> o;
         VecX<float> lse;
