@@ -11,6 +11,19 @@
 
 namespace ioattn::verify {
 
+namespace {
+
+// Hands the seed to RapidCheck's own configuration too (before it is first read), so that its
+// "Using configuration: seed=..." line, when printed, names the seed that is actually used.
+uint64_t tell_rapidcheck(uint64_t seed) {
+  const char* old = std::getenv("RC_PARAMS");
+  const std::string params = (old ? std::string(old) + " " : std::string{}) + "seed=" + std::to_string(seed);
+  setenv("RC_PARAMS", params.c_str(), 1);
+  return seed;
+}
+
+}  // namespace
+
 uint64_t run_seed() {
   static const uint64_t seed = [] {
     const char* env = std::getenv("RC_SEED");
@@ -18,27 +31,28 @@ uint64_t run_seed() {
       std::random_device rd;
       const uint64_t s = (uint64_t(rd()) << 32) ^ rd();
       fmt::print("RC_SEED=random: this run uses seed {} (replay with RC_SEED={})\n", s, s);
-      return s;
+      return tell_rapidcheck(s);
     }
     if (env && *env) {
       char* end = nullptr;
       const uint64_t s = std::strtoull(env, &end, 10);
-      if (end && *end == '\0') return s;
+      if (end && *end == '\0') return tell_rapidcheck(s);
       fmt::print(stderr, "RC_SEED must be a number or 'random' (got '{}'); using the default\n", env);
     }
-    const uint64_t from_params = rc::detail::configuration().testParams.seed;
-    return from_params != 0 && std::getenv("RC_PARAMS") ? from_params : uint64_t{20261129};
+    const char* params = std::getenv("RC_PARAMS");
+    if (params && std::string(params).find("seed=") != std::string::npos)
+      return rc::detail::configuration().testParams.seed;
+    return tell_rapidcheck(20261129);
   }();
   return seed;
 }
 
 int run_properties(const std::vector<Property>& props) {
+  const uint64_t seed = run_seed();  // first: it may set RC_PARAMS before RapidCheck reads it
   const auto& config = rc::detail::configuration();
-  const uint64_t seed = run_seed();
   const bool cases_overridden = config.testParams.maxSuccess != rc::detail::TestParams{}.maxSuccess;
   double scale = 1.0;
   if (const char* s = std::getenv("IOATTN_RC_SCALE")) scale = std::max(0.0, std::atof(s));
-  // (RapidCheck's own "Using configuration: seed=..." line, if any, is overridden by this one.)
   fmt::print("ioattn: every property below runs with seed {} (RC_SEED)\n", seed);
   int failed = 0;
   for (const auto& prop : props) {
