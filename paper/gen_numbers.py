@@ -155,6 +155,9 @@ def memory(nb: Numbers) -> None:
                 nb.val(f"mem.cpu_{r['impl']}", nbytes(float(r["extra_bytes"])))
                 nb.val(f"cpu.{r['impl']}_mem", nbytes(float(r["extra_bytes"])))
                 nb.val(f"cpu.{r['impl']}_ms", sig(float(r["ms_min"])))
+        at = {r["impl"]: float(r["ms_min"]) for r in rows if int(r["seqlen"]) == nmax and r["pass"] == "fwd"}
+        if "naive" in at and "fa2" in at:
+            nb.flags["cpuTiledFaster"] = at["fa2"] < at["naive"]
         r0 = rows[0]
         nb.val("cpu.n", integer(nmax))
         nb.val("cpu.d", r0["head_dim"])
@@ -296,6 +299,11 @@ def steps(nb: Numbers, out: Path, h_rows) -> None:
     nb.val("steps.n", integer(n))
     nb.val("steps.d", str(d))
     nb.val("steps.count", str(len(rows)))
+    for strat in ("standard", "fa2"):
+        first = [r for r in rows if r["strategy"] == strat]
+        if first:
+            nb.val(f"steps.{strat}_hbm", nbytes(float(first[0]["hbm_bytes"])))
+            nb.val(f"steps.{strat}_hbm_nol2", nbytes(float(first[0]["hbm_no_l2_bytes"])))
     meas = {r["impl"]: float(r["tflops"]) for r in h200.select(h_rows, r0["dtype"], d, 0) if int(r["seqlen"]) == n}
     lines = [r"\begin{tabular}{@{}rp{0.34\textwidth}lrrrrr@{}}", r"\toprule",
              r"step & idea (from the kernel registry) & strategy & \HBM\ bytes & \HBM\ bytes & time & TFLOP/s & gain \\",
