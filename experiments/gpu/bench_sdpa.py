@@ -28,6 +28,9 @@ import ioattn  # noqa: E402
 
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
 SCALAR = {"v01_naive", "v02_fa1", "v03_fa2_scalar", "v03b_splitkv_scalar"}
+# The slowest rungs (about 1-7 TFLOP/s) run only up to --slow-max-n to keep the run inside the
+# device call; v03_fa2_scalar, the teaching kernel, runs at every N.
+SLOW = {"v01_naive", "v02_fa1", "v03b_splitkv_scalar"}
 
 
 def fwd_flops(b, h, n, d, causal):
@@ -77,6 +80,7 @@ def main():
     ap.add_argument("--variants", default="", help="comma list of ioattn variants (default: all registered)")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--scalar-dtypes", default="bf16", help="dtypes the slow scalar variants run in")
+    ap.add_argument("--slow-max-n", type=int, default=4096, help="largest N for " + ", ".join(sorted(SLOW)))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     variants = [v for v in (args.variants.split(",") if args.variants else ioattn.kernels()) if v]
@@ -102,6 +106,8 @@ def main():
                     for impl, backend in impls:
                         name = impl.split(":", 1)[1]
                         if backend is None and name in SCALAR and dname not in args.scalar_dtypes.split(","):
+                            continue
+                        if backend is None and name in SLOW and n > args.slow_max_n:
                             continue
                         row = dict(impl=impl, dtype=dname, head_dim=d, causal=int(causal), seqlen=n, batch=b,
                                    heads=h, ms=None, tflops=None, iters=0, peak_extra_mib=None,

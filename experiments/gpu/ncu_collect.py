@@ -19,6 +19,13 @@ import sys
 METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum", "gpu__time_duration.sum"]
 
 
+def save(out_dir, rows):
+    with open(os.path.join(out_dir, "ncu.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ioattn", required=True)
@@ -69,13 +76,11 @@ def main():
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 row["error"] = str(e)[:200]
             rows.append(row)
+            save(args.out, rows)  # after every row: a time cap keeps what ran
             print(f"ncu {v:16s} N={n:5d} " + (f"read {row['dram_read_bytes'] / 1e6:10.1f} MB  write "
                   f"{row['dram_write_bytes'] / 1e6:9.1f} MB  L2 {row['l2_bytes'] / 1e6:10.1f} MB  "
                   f"{row['gpu_time_ms']:9.3f} ms" if not row["error"] else row["error"]), flush=True)
-    with open(os.path.join(args.out, "ncu.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
+    save(args.out, rows)
     return 0
 
 
