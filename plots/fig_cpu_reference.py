@@ -33,6 +33,7 @@ def main() -> None:
         ax.set_yscale("log")
         ax.set_xlabel("sequence length N")
     ax_t.set_ylabel("time (ms, measured)")
+    style.plain_log_axis(ax_t)
     ax_m.set_ylabel("extra heap (measured)")
     style.human_bytes_axis(ax_m)
     ax_t.legend(loc="upper left", ncol=1, fontsize=5.5)

@@ -81,6 +81,7 @@ def main() -> None:
     style.human_bytes_axis(ax_b, max_ticks=5)
     ax_b.set_ylabel("HBM / DRAM bytes")
     ax_t.set_ylabel("time (ms)")
+    style.plain_log_axis(ax_t)
     style.shared_legend(axes, leg, ncol=3, fontsize=4.6)
     style.footer(fig, f"H200 (measured) and its model; {DTYPE}, d = {HEAD_DIM}, non-causal, forward. "
                  + "; ".join(notes), files + [mpath])

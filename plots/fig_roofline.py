@@ -60,6 +60,8 @@ def main() -> None:
         ax.set_title(f"{lab}: ridge {float(m['ridge']):.0f}", fontsize=6.5)
         ax.set_xlabel("FLOP per HBM byte")
     axes[0].set_ylabel("TFLOP/s")
+    for ax in axes:
+        style.plain_log_axis(ax)
     style.shared_legend(axes, leg)
     k0 = kernels[0]
     style.footer(fig, f"models of {', '.join(panels)}; bf16, d = {k0['head_dim']}, N = {k0['seqlen']}, "

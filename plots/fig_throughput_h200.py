@@ -48,6 +48,8 @@ def main() -> None:
             ax.text(0.5, 0.5, "H200 measurement:\nnot committed yet", transform=ax.transAxes, ha="center",
                     va="center", fontsize=6, color="#aa0000")
     axes[0].set_ylabel("TFLOP/s (forward)")
+    for ax in axes:
+        style.plain_log_axis(ax)
     style.shared_legend(axes, leg)
     note = "measured: H200" if h_rows else "no H200 measurement committed yet; model only"
     style.footer(fig, f"H200; {note}; {DTYPE}, non-causal, forward", h_files + ([sim_path] if sim_path else []))

@@ -278,3 +278,13 @@ def pow2_axis(ax, axis: str = "x", max_ticks: int = 6) -> None:
     a.set_major_locator(FixedLocator(_pow2_ticks(lo, hi, max_ticks)))
     a.set_minor_locator(NullLocator())
     a.set_major_formatter(FuncFormatter(fmt))
+
+
+def plain_log_axis(ax, axis: str = "y") -> None:
+    """A log axis labelled 1, 2, 5, 10, 20, 50, ... in plain numbers (no 6x10^2). Call after plotting."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    a.set_minor_locator(NullLocator())
+    a.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
