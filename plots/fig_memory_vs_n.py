@@ -1,20 +1,23 @@
 #!/usr/bin/python3
 """fig_memory_vs_n: extra memory of standard attention vs FlashAttention against N.
 
-Left (modeled, dashed): the simulator's peak extra device memory, forward and forward+backward,
-for the catalog machines (the curves coincide: the footprint is a property of the problem; the
-figure says on how many machines it was checked). Measured H200 peak memory (solid) is added when
-the committed H200 results carry a peak-memory column.
+Left: extra device memory per attention head (per batch x head pair, so runs with different batch
+and head counts compare). Modeled (dashed): the simulator's peak extra memory beyond Q, K, V, O,
+forward and forward+backward, for the catalog machines (the curves coincide: the footprint is a
+property of the problem; the figure says on how many machines that was checked). Measured (solid):
+the H200 benchmark's peak device memory beyond the inputs, forward, minus the output O
+(batch x N x heads x d elements of the dtype) so that it counts what the model counts.
 Right (measured, solid): the CPU reference's extra heap bytes, naive vs tiled FA2.
 
 Data: sim/memory_vs_n/memory.csv, cpu/cpu_reference/cpu_reference.csv, h200/*/*.csv.
 """
 
+import h200
 import style
 
 NAME = "fig_memory_vs_n"
 # Column names the H200 results may use for peak device memory (bytes or MiB).
-H200_MEM_COLS = [("peak_mem_bytes", 1), ("peak_memory_bytes", 1), ("peak_bytes", 1), ("extra_bytes", 1),
+H200_MEM_COLS = [("peak_extra_mib", 2**20), ("peak_mem_bytes", 1), ("peak_memory_bytes", 1), ("peak_bytes", 1), ("extra_bytes", 1),
                  ("peak_mem_mib", 2**20), ("peak_memory_mib", 2**20), ("peak_mib", 2**20)]
 PASS_MARK = {"fwd": "o", "fwdbwd": "^", "bwd": "^"}
 
@@ -45,8 +48,8 @@ def main() -> None:
         shown = "h200" if "h200" in names else names[0]
         for impl in ("standard", "fa2"):
             for pas in ("fwd", "fwdbwd"):
-                pts = sorted((int(r["seqlen"]), style.num(r, "extra_bytes")) for r in rows
-                             if r["machine"] == shown and r["impl"] == impl and r["pass"] == pas)
+                pts = sorted((int(r["seqlen"]), style.num(r, "extra_bytes") / (int(r["batch"]) * int(r["heads"])))
+                             for r in rows if r["machine"] == shown and r["impl"] == impl and r["pass"] == pas)
                 if pts:
                     ax_s.plot([p[0] for p in pts], [p[1] for p in pts], label=f"{impl} {pas} (model)",
                               **style.modeled(style.color_for(impl), PASS_MARK[pas]))
@@ -61,12 +64,26 @@ def main() -> None:
         ax_s.text(0.5, 0.5, "no simulator data", transform=ax_s.transAxes, ha="center")
     if h_rows:
         sources += h_files
-        impls = sorted({r["impl"] for r in h_rows})
-        for impl in impls:
-            pts = sorted((int(r["seqlen"]), style.num(r, h_col) * h_scale) for r in h_rows if r["impl"] == impl)
-            ax_s.plot([p[0] for p in pts], [p[1] for p in pts], label=f"{impl} (H200, measured)",
-                      **style.measured(style.color_for(impl), "*"))
-        machines.append("H200 measured")
+        # One configuration of the benchmark: bf16, the larger head dimension, non-causal.
+        dims = sorted({int(float(r["head_dim"])) for r in h_rows})
+        sel = [r for r in h_rows if r.get("dtype") == "bf16" and int(float(r["head_dim"])) == dims[-1]
+               and h200.flag(r.get("causal", "0")) == 0]
+        colors = style.ladder_colors({h200.variant(r["impl"]) for r in sel})
+        for impl in sorted({h200.variant(r["impl"]) for r in sel}):
+            pts = {}
+            for r in sel:
+                if h200.variant(r["impl"]) != impl:
+                    continue
+                b, h, n, d = (int(float(r[c])) for c in ("batch", "heads", "seqlen", "head_dim"))
+                o_bytes = b * n * h * d * 2  # O in bf16
+                v = (style.num(r, h_col) * h_scale - o_bytes) / (b * h)
+                if v == v:
+                    pts[n] = min(pts.get(n, v), v)
+            if pts:
+                ns = sorted(pts)
+                ax_s.plot(ns, [max(pts[n], 1.0) for n in ns], label=f"{impl} (H200, measured)",
+                          **style.measured(colors.get(impl) or style.color_for(impl), "*"))
+        machines.append(f"H200 measured (bf16, d {dims[-1]}, non-causal, forward; peak beyond inputs minus O)")
     else:
         machines.append("no H200 memory measurement committed")
 
@@ -75,8 +92,8 @@ def main() -> None:
         sources.append(cpu_path)
         for impl in ("naive", "fa2"):
             for pas in ("fwd", "bwd"):
-                pts = sorted((int(r["seqlen"]), style.num(r, "extra_bytes")) for r in rows
-                             if r["impl"] == impl and r["pass"] == pas)
+                pts = sorted((int(r["seqlen"]), style.num(r, "extra_bytes") / (int(r["batch"]) * int(r["heads"])))
+                             for r in rows if r["impl"] == impl and r["pass"] == pas)
                 if pts:
                     ax_c.plot([p[0] for p in pts], [max(p[1], 1) for p in pts], label=f"{impl} {pas} (measured)",
                               **style.measured(style.color_for(impl), PASS_MARK[pas]))
@@ -88,7 +105,7 @@ def main() -> None:
 
     ax_s.set_title("device: model" + (" + H200" if h_rows else ""), fontsize=6.5)
     ax_c.set_title("CPU heap (measured)", fontsize=6.5)
-    ax_s.set_ylabel("extra memory")
+    ax_s.set_ylabel("extra memory per head")
     for ax in (ax_s, ax_c):
         ax.set_xlabel("sequence length N")
         ax.set_yscale("log")

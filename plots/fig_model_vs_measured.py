@@ -20,20 +20,24 @@ KEY = ("impl", "dtype", "head_dim", "causal", "seqlen", "batch", "heads")
 
 def dram_columns(row: dict) -> tuple[str, str] | None:
     """The (read, write) DRAM byte columns of a measured row, whatever the benchmark called them."""
-    cols = [c for c in row if "dram" in c.lower()]
+    cols = [c for c in row if "dram" in c.lower() and row.get(c) not in ("", None)]
     rd = [c for c in cols if "read" in c.lower()]
     wr = [c for c in cols if "write" in c.lower()]
     return (rd[0], wr[0]) if rd and wr else None
 
 
-def key(r: dict) -> tuple:
-    return (r["impl"], r["dtype"], int(float(r["head_dim"])), h200.flag(r["causal"]), int(float(r["seqlen"])),
-            int(float(r["batch"])), int(float(r["heads"])))
+key = h200.run_key
+
+
+def measured_ms(r: dict) -> float:
+    """Benchmark time (CUDA events) where present, else the kernel time Nsight Compute summed."""
+    ms = style.num(r, "ms")
+    return ms if ms == ms else style.num(r, "gpu_time_ms")
 
 
 def main() -> None:
     args = style.parser(__doc__).parse_args()
-    meas, files = h200.rows(per_variant=False)
+    meas, files = h200.merged_runs()
     mpath = style.find_csv("sim", "h200_model", "model")
     model = style.read_csv(mpath) if mpath else []
     if not meas or not model:
@@ -54,22 +58,23 @@ def main() -> None:
         for r, m in pairs:
             if h200.variant(r["impl"]) == v:
                 n = int(r["seqlen"])
-                if n not in best or style.num(r, "ms") < style.num(best[n][0], "ms"):
+                if n not in best or measured_ms(r) < measured_ms(best[n][0]):
                     best[n] = (r, m)
         ns = sorted(best)
         c = colors.get(v) or style.color_for(v)
-        cols = dram_columns(best[ns[0]][0])
-        if cols:
-            ax_b.plot(ns, [style.num(best[n][0], cols[0]) + style.num(best[n][0], cols[1]) for n in ns],
+        dn = [n for n in ns if dram_columns(best[n][0])
+              and style.num(best[n][0], dram_columns(best[n][0])[0]) == style.num(best[n][0], dram_columns(best[n][0])[0])]
+        if dn:
+            ax_b.plot(dn, [sum(style.num(best[n][0], c_) for c_ in dram_columns(best[n][0])) for n in dn],
                       label=f"{v} (measured, ncu)", **style.measured(c))
         ax_b.plot(ns, [style.num(best[n][1], "hbm_read_bytes") + style.num(best[n][1], "hbm_write_bytes") for n in ns],
                   label=f"{v} (model, L2)", **style.modeled(c))
         ax_b.plot(ns, [style.num(best[n][1], "hbm_no_l2_bytes") for n in ns], label=f"{v} (model, no L2)",
                   color=c, linestyle=":", linewidth=0.8)
-        ax_t.plot(ns, [style.num(best[n][0], "ms") for n in ns], label=f"{v} (measured)", **style.measured(c))
+        ax_t.plot(ns, [measured_ms(best[n][0]) for n in ns], label=f"{v} (measured)", **style.measured(c))
         ax_t.plot(ns, [style.num(best[n][1], "time_s") * 1e3 for n in ns], label=f"{v} (model)",
                   **style.modeled(c))
-        if not cols:
+        if not dn:
             notes.append(f"{v}: no DRAM counters in the H200 CSV")
     comp = sorted({(int(m["seqlen"]), style.num(m, "hbm_compulsory_bytes")) for _, m in pairs})
     ax_b.plot([p[0] for p in comp], [p[1] for p in comp], color="#888888", linestyle="-.", linewidth=0.8,

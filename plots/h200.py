@@ -90,3 +90,29 @@ def speedup_points(rs: list[dict]) -> list[tuple[int, float, str]]:
         if naive and flash:
             out.append((n, min(naive) / flash[0][0], flash[0][1]))
     return out
+
+
+RUN_KEY = ["impl", "dtype", "head_dim", "causal", "seqlen", "batch", "heads"]
+
+
+def run_key(r: dict) -> tuple:
+    return (r["impl"], r["dtype"], int(float(r["head_dim"])), flag(r["causal"]), int(float(r["seqlen"])),
+            int(float(r["batch"])), int(float(r["heads"])))
+
+
+def merged_runs() -> tuple[list[dict], list]:
+    """One dict per measured run (impl, dtype, d, causal, N, batch, heads), merging the columns of
+    every committed H200 CSV that has that run: the benchmark's ms/tflops/peak memory and Nsight
+    Compute's DRAM bytes land in one row. Empty cells never overwrite; a newer tag wins a conflict."""
+    rows, files = style.h200_rows(RUN_KEY)
+    merged: dict[tuple, dict] = {}
+    for r in sorted(rows, key=lambda r: r["_tag"]):
+        try:
+            k = run_key(r)
+        except ValueError:
+            continue
+        m = merged.setdefault(k, {})
+        for c, v in r.items():
+            if v not in ("", None):
+                m[c] = v
+    return list(merged.values()), files
