@@ -70,6 +70,7 @@ struct V05Tile {
   static_assert(kD_ % 16 == 0, "head_dim must be a multiple of 16 (the MMA K)");
   static_assert(kBc_ % 16 == 0, "Bc must be a multiple of 16 (P V consumes 16 keys per MMA)");
   static_assert(kStages_ >= 2, "the pipeline needs at least two stages");
+  static_assert(kSmemBytes <= kMaxSharedBytes, "tiles exceed the platform's shared memory (LDS) per block");
 };
 
 // Lazy rescaling threshold, in exp2 units: P <= 2^8 = 256 before normalization.

@@ -79,6 +79,7 @@ struct V06Tile {
   static_assert(kD_ == 64 || kD_ == 128, "wgmma N for P V is d: 64 or 128 here");
   static_assert(kBc_ == 64 || kBc_ == 128, "wgmma N for Q K^T is Bc: 64 or 128 here");
   static_assert(kStages_ >= 2, "the pipeline needs at least two stages");
+  static_assert(kSmemBytes <= kMaxSharedBytes, "tiles exceed the platform's shared memory (LDS) per block");
 };
 
 // Rows [r0, r0 + kRows) of a strided global tile into a swizzled shared tile; zero-fill past rows_end.
