@@ -36,6 +36,7 @@ DRIVERS = [
     "exp_speedup_vs_n",
     "exp_block_size",
     "exp_roofline",
+    "exp_splitkv",
     "exp_kernel_ladder",
     "exp_h200_model",
     "exp_cpu_reference",

@@ -376,6 +376,32 @@ def model_vs_measured(nb: Numbers, h_files) -> None:
             nb.val("check.compulsory", nbytes(style.num(m, "hbm_compulsory_bytes")))
 
 
+def splitkv(nb: Numbers) -> None:
+    p = style.find_csv("sim", "splitkv", "decode")
+    if p is None:
+        return
+    rows = [r for r in nb.use(p) if r["label"] == "H200"]
+    if not rows:
+        return
+    n = max(int(r["seqlen_k"]) for r in rows)
+    at = [r for r in rows if int(r["seqlen_k"]) == n]
+    fa2 = [r for r in at if r["strategy"] == "fa2"]
+    sk = [r for r in at if r["strategy"] == "splitkv"]
+    if not fa2 or not sk:
+        return
+    best = min(sk, key=lambda r: float(r["time_s"]))
+    most = max(sk, key=lambda r: int(r["splits"]))
+    nb.val("split.n", integer(n))
+    nb.val("split.heads", fa2[0]["heads"])
+    nb.val("split.fa2_grid", integer(fa2[0]["grid"]))
+    nb.val("split.fa2_us", sig(float(fa2[0]["time_s"]) * 1e6))
+    nb.val("split.best_s", best["splits"])
+    nb.val("split.best_us", sig(float(best["time_s"]) * 1e6))
+    nb.val("split.most_s", most["splits"])
+    nb.val("split.most_grid", integer(most["grid"]))
+    nb.val("split.most_us", sig(float(most["time_s"]) * 1e6))
+
+
 def commit() -> str:
     try:
         return subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -411,6 +437,7 @@ def main() -> int:
     memory(nb)
     block_size(nb)
     roofline(nb)
+    splitkv(nb)
     speedup(nb, h_rows)
     ladder(nb, out, h_rows, h_files)
     nb.flags.setdefault("haveSteps", False)
