@@ -206,6 +206,9 @@ def speedup(nb: Numbers, h_rows) -> None:
         for r in fwd:
             if int(r["seqlen"]) == n:
                 nb.val(f"speed.model.{r['label']}", sig(float(r["speedup"]), 2))
+        for r in rows:
+            if r["pass"] == "fwdbwd" and int(r["seqlen"]) == n:
+                nb.val(f"speed.model_fwdbwd.{r['label']}", sig(float(r["speedup"]), 2))
         slower = sorted({(r["label"], int(r["seqlen"])) for r in rows
                          if r["pass"] == "fwdbwd" and float(r["speedup"]) < 1.0})
         labels = sorted({s[0] for s in slower})
