@@ -215,8 +215,9 @@ def speedup(nb: Numbers, h_rows) -> None:
         if labels:
             nb.val("speed.fwdbwd_slower", ", ".join(labels))
             nb.val("speed.fwdbwd_slower_n", integer(min(s[1] for s in slower)))
-        else:
+        else:  # the text that quotes these is inside \ifhaveSlowBwd, so it is not shown
             nb.val("speed.fwdbwd_slower", "none")
+            nb.val("speed.fwdbwd_slower_n", "--")
         nb.flags["haveSlowBwd"] = bool(labels)
         for r in fwd:
             if r["label"] == "H200" and int(r["seqlen"]) == n:
