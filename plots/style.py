@@ -104,11 +104,17 @@ def roots() -> list[Path]:
 
 
 def find_csv(machine: str, tag: str, name: str) -> Path | None:
-    """First `<root>/<machine>/<tag>/<name>.csv` over the roots, or None."""
+    """`<root>/<machine>/<tag>[-<suffix>]/<name>.csv` in the first root that has one, or None.
+    Committed results are immutable, so a newer run of an experiment is committed under a new tag
+    `<tag>-<UTC time>`; among the tags of one root the greatest name (the newest run) wins."""
     for r in roots():
-        p = r / machine / tag / f"{name}.csv"
-        if p.is_file():
-            return p
+        base = r / machine
+        if not base.is_dir():
+            continue
+        tags = sorted(d.name for d in base.iterdir()
+                      if d.is_dir() and (d.name == tag or d.name.startswith(tag + "-")) and (d / f"{name}.csv").is_file())
+        if tags:
+            return base / tags[-1] / f"{name}.csv"
     return None
 
 
