@@ -47,9 +47,13 @@ __global__ void scores_kernel(AttnView a, const T* __restrict__ g_Q, const T* __
     if (a.mask.allowed(i, j)) {
       const T* q = g_Q + a.q_offset(b, i, h);                  // HBM/L2 read: Q row i, (d)
       const T* k = g_K + a.kv_offset(b, j, a.kv_head_of(h));   // HBM/L2 read: K row j, (d)
+      // The reference's order and roundings (reference/scores.hpp): a sequential fp32 dot product,
+      // each product and sum rounded separately (no fused multiply-add), then times scale. v01 is
+      // the definition on the GPU; with logits of 1e2..1e4 a last-bit change of S moves P visibly,
+      // so its S should be the reference's fp32 S, not another summation order.
       float dot = 0.f;
-      for (int64_t x = 0; x < a.head_dim; ++x) dot += to_float(q[x]) * to_float(k[x]);
-      s = a.scale * dot;
+      for (int64_t x = 0; x < a.head_dim; ++x) dot = __fadd_rn(dot, __fmul_rn(to_float(q[x]), to_float(k[x])));
+      s = __fmul_rn(dot, a.scale);
     }
     g_S[idx] = s;  // HBM write: S, 4 bytes per score
   }
@@ -83,9 +87,8 @@ __global__ void softmax_kernel(AttnView a, float* __restrict__ g_S, float* __res
     if (m != -INFINITY)
       for (int64_t j = threadIdx.x; j < a.seqlen_k; j += blockDim.x) l += expf(g_row[j] - m);  // HBM read S
     l = block_reduce(l, s_red, [](float x, float y) { return x + y; });
-    const float inv_l = l > 0.f ? 1.f / l : 0.f;
     for (int64_t j = threadIdx.x; j < a.seqlen_k; j += blockDim.x)
-      g_row[j] = (m == -INFINITY) ? 0.f : expf(g_row[j] - m) * inv_l;  // HBM read S, write P
+      g_row[j] = (m == -INFINITY) ? 0.f : expf(g_row[j] - m) / l;  // HBM read S, write P
     if (threadIdx.x == 0) {
       // row = (b * Hq + h) * Nq + i, which is exactly the LSE layout (batch, heads_q, seqlen_q).
       g_LSE[row] = (m == -INFINITY) ? -INFINITY : m + logf(l);
