@@ -11,6 +11,8 @@
 #
 #   run(command="bash experiments/gpu/run_h200.sh [quick]", carry=["build-gpu/carry"])
 # quick: fewer property cases, bench N in {1k, 4k} d = 128 bf16, ncu at N = 1k only.
+# recheck: tests + memcheck, no racecheck, no bench; ncu only for $NCU_SEQLENS x $NCU_VARIANTS
+#          (to complete or re-verify a full run within the device budget).
 set -u
 MODE=${1:-full}
 ROOT=$(pwd)
@@ -27,7 +29,7 @@ stage context
   echo "commit: $(cat "$C/COMMIT" 2>/dev/null)"
   echo "built: $(cat "$C/BUILT" 2>/dev/null)"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "command: bash experiments/gpu/run_h200.sh $MODE"
+  echo "command: bash experiments/gpu/run_h200.sh $MODE (NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-})"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
   uname -r
@@ -37,31 +39,36 @@ cat "$R/context.txt"
 # Time caps per stage (seconds): the whole call must stay inside the device's 10-minute limit.
 if [ "$MODE" = quick ]; then SCALE=0.1; T_TEST=90; T_SAN=60; T_BENCH=60; T_NCU=60
 else SCALE=1; T_TEST=150; T_SAN=150; T_BENCH=190; T_NCU=120; fi
+TOOLS="memcheck racecheck"; [ "$MODE" = recheck ] && TOOLS=memcheck
 # Stages 1-3 run side by side (correctness only, nothing is timed there); each has its own cap.
 stage "gpu tests + memcheck + racecheck (in parallel)"
 IOATTN_RC_SCALE=$SCALE OMP_NUM_THREADS=8 timeout $T_TEST "$C/gpu_kernels" > "$R/test_gpu.log" 2>&1 &
 P_TEST=$!
-for tool in memcheck racecheck; do
+for tool in $TOOLS; do
   IOATTN_GPU_QUICK=1 IOATTN_RC_SCALE=0.02 OMP_NUM_THREADS=4 timeout $T_SAN \
     compute-sanitizer --tool $tool --error-exitcode 9 "$C/gpu_kernels" > "$R/sanitizer_$tool.log" 2>&1 &
   eval "P_$tool=\$!"
 done
 wait $P_TEST; echo "gpu_kernels rc=$? (0 pass, 1 a check failed, 124 timed out)" | tee -a "$R/summary.txt"
 grep -E "FAIL|property |named cases|SKIPPED" "$R/test_gpu.log" | head -30
-for tool in memcheck racecheck; do
+for tool in $TOOLS; do
   eval "wait \$P_$tool"
   echo "compute-sanitizer $tool rc=$? (0: clean and tests passed; 9: sanitizer errors; 1: a check failed; 124: timed out)" | tee -a "$R/summary.txt"
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|named cases|property " "$R/sanitizer_$tool.log" | head -5
 done
 
 stage bench
+if [ "$MODE" = recheck ]; then echo "bench skipped (recheck)" | tee -a "$R/summary.txt"; else
 if [ "$MODE" = quick ]; then BQ=--quick; else BQ=; fi
 timeout $T_BENCH python3 experiments/gpu/bench_sdpa.py --out "$R" $BQ > "$R/bench.log" 2>&1
 echo "bench rc=$?" | tee -a "$R/summary.txt"
+fi
 
 stage ncu
 if [ "$MODE" = quick ]; then NS=1024; else NS=1024,4096,16384; fi
-timeout $T_NCU python3 experiments/gpu/ncu_collect.py --ioattn "$C/ioattn" --out "$R" --seqlens $NS > "$R/ncu.log" 2>&1
+[ "$MODE" = recheck ] && NS=${NCU_SEQLENS:-1024}
+timeout $T_NCU python3 experiments/gpu/ncu_collect.py --ioattn "$C/ioattn" --out "$R" --seqlens $NS \
+  --variants "${NCU_VARIANTS:-}" > "$R/ncu.log" 2>&1
 echo "ncu rc=$?" | tee -a "$R/summary.txt"
 tail -3 "$R/ncu.log"
 
