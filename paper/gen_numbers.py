@@ -145,6 +145,34 @@ def memory(nb: Numbers) -> None:
             if int(r["seqlen"]) == nmax:
                 nb.val(f"mem.{'std' if r['impl'] == 'standard' else r['impl']}_{r['pass']}",
                        nbytes(float(r["extra_bytes"])))
+    from fig_memory_vs_n import h200_memory
+
+    h_rows, _, h_col, h_scale = h200_memory()
+    sel = [r for r in h_rows if r.get("dtype") == "bf16" and int(float(r["head_dim"])) == 128
+           and h200.flag(r.get("causal", "0")) == 0]
+    if sel:
+        def per_head(v: str, n: int):
+            vals = []
+            for r in sel:
+                if h200.variant(r["impl"]) == v and int(float(r["seqlen"])) == n:
+                    b, h, d = (int(float(r[c])) for c in ("batch", "heads", "head_dim"))
+                    vals.append((style.num(r, h_col) * h_scale - b * n * h * d * 2) / (b * h))
+            return min(vals) if vals else None
+
+        naive_ns = sorted({int(float(r["seqlen"])) for r in sel if h200.is_naive(r["impl"])})
+        if naive_ns:
+            n = naive_ns[-1]
+            nb.val("mem.h200_n", integer(n))
+            for v, k in (("ioattn:v01", "naive"), ("sdpa:flash", "flash")):
+                x = per_head(v, n)
+                if x is not None:
+                    nb.val(f"mem.h200_{k}", nbytes(x))
+            p_sim = style.find_csv("sim", "memory_vs_n", "memory")
+            if p_sim is not None:
+                for r in style.read_csv(p_sim):
+                    if r["machine"].startswith("h200") and int(r["seqlen"]) == n and r["pass"] == "fwd":
+                        nb.val(f"mem.model_{r['impl']}_head", nbytes(float(r["extra_bytes"]) /
+                                                                    (int(r["batch"]) * int(r["heads"]))))
     p = style.find_csv("cpu", "cpu_reference", "cpu_reference")
     if p is not None:
         rows = nb.use(p)
@@ -222,13 +250,23 @@ def speedup(nb: Numbers, h_rows) -> None:
         for r in fwd:
             if r["label"] == "H200" and int(r["seqlen"]) == n:
                 nb.val("speed.model_tflops.H200", sig(float(r["tflops_fa2"])))
-    meas = h200.speedup_points(h200.select(h_rows, "bf16", 128, 0))
+    sel = h200.select(h_rows, "bf16", 128, 0)
+    meas = h200.speedup_points(sel)
+    meas_io = h200.speedup_points(sel, flash="ioattn:v03")
     nb.flags["haveHtwoSpeedup"] = bool(meas)
     if meas:
-        n_meas = int(nb.vals.get("speed.n", "0").replace("{,}", "")) or meas[-1][0]
-        pick = [m for m in meas if m[0] == n_meas] or [meas[-1]]
-        nb.val("speed.meas.H200", sig(pick[0][1], 2))
-        nb.val("speed.meas_n", integer(pick[0][0]))
+        # The longest N where the naive kernel was measured; the model's number at the same N.
+        n_meas = meas[-1][0]
+        nb.val("speed.meas_n", integer(n_meas))
+        nb.val("speed.meas.H200", sig(meas[-1][1], 2))
+        nb.val("speed.meas_fast", tex_escape(meas[-1][2]))
+        io = [m for m in meas_io if m[0] == n_meas]
+        if io:
+            nb.val("speed.meas_io.H200", sig(io[0][1], 2))
+        if p is not None:
+            for r in fwd:
+                if r["label"] == "H200" and int(r["seqlen"]) == n_meas:
+                    nb.val("speed.model_at_meas.H200", sig(float(r["speedup"]), 2))
 
 
 def ladder(nb: Numbers, out: Path, h_rows, h_files) -> None:
@@ -378,6 +416,19 @@ def model_vs_measured(nb: Numbers, h_files) -> None:
             nb.val("check.model_l2", nbytes(style.num(m, "hbm_read_bytes") + style.num(m, "hbm_write_bytes")))
             nb.val("check.model_nol2", nbytes(style.num(m, "hbm_no_l2_bytes")))
             nb.val("check.compulsory", nbytes(style.num(m, "hbm_compulsory_bytes")))
+            import math
+
+            ml2 = style.num(m, "hbm_read_bytes") + style.num(m, "hbm_write_bytes")
+            mno = style.num(m, "hbm_no_l2_bytes")
+            nb.flags["dramNearLtwo"] = abs(math.log(dram / ml2)) < abs(math.log(dram / mno))
+            nb.flags["dramAboveLtwo"] = dram > ml2
+            # The scalar FA2 kernel at the same N: same strategy, far slower, so the L2 keeps up.
+            for r2, _m2 in at:
+                cols2 = dram_columns(r2)
+                if h200.variant(r2["impl"]) == "ioattn:v03" and cols2:
+                    v03 = sum(style.num(r2, c) for c in cols2)
+                    nb.val("check.v03_dram", nbytes(v03))
+                    nb.flags["vthreeLess"] = v03 < dram
 
 
 def splitkv(nb: Numbers) -> None:

@@ -79,16 +79,19 @@ def select(rs: list[dict], dtype: str, head_dim: int, causal: int) -> list[dict]
             and flag(r["causal"]) == causal]
 
 
-def speedup_points(rs: list[dict]) -> list[tuple[int, float, str]]:
-    """(N, ms(naive) / ms(fastest other ioattn variant), that variant) for each N measured by both."""
+def speedup_points(rs: list[dict], flash: str | None = None) -> list[tuple[int, float, str]]:
+    """(N, ms(naive) / ms(other), other) for each N measured by both, where other is the ioattn
+    variant `flash` (e.g. 'ioattn:v03', the scalar FA2 whose arithmetic matches the scalar naive
+    kernel: the ratio is the IO effect alone) or, when None, the fastest non-naive ioattn variant."""
     out = []
     for n in sorted({int(r["seqlen"]) for r in rs}):
         at = [r for r in rs if int(r["seqlen"]) == n]
         naive = [style.num(r, "ms") for r in at if is_naive(r["impl"])]
-        flash = sorted((style.num(r, "ms"), r["impl"]) for r in at
-                       if is_ioattn(r["impl"]) and not is_naive(r["impl"]))
-        if naive and flash:
-            out.append((n, min(naive) / flash[0][0], flash[0][1]))
+        others = sorted((style.num(r, "ms"), r["impl"]) for r in at
+                        if is_ioattn(r["impl"]) and not is_naive(r["impl"])
+                        and (flash is None or variant(r["impl"]) == flash))
+        if naive and others:
+            out.append((n, min(naive) / others[0][0], others[0][1]))
     return out
 
 
