@@ -94,7 +94,7 @@ void check_inputs(const AttnProblem& p, const InputTensors<T>& in, bool need_do,
   if constexpr (std::is_same_v<T, float>) {
     auto repr = [&](const std::vector<float>& v, const char* name) {
       if (!representable(p.dtype, v))
-        throw ReferenceError(std::string(name) + " holds a NaN or a value not representable in " +
+        throw ReferenceError(std::string(name) + " holds a non-finite value or one not representable in " +
                              std::string(dtype_name(p.dtype)) + " (round it with round_in_place)");
     };
     repr(in.q, "Q");

@@ -12,6 +12,7 @@
 // low-precision implementation converts: the inputs, the probabilities P before P·V, the outputs.
 #pragma once
 
+#include <cmath>
 #include <span>
 
 #include <Eigen/Core>
@@ -34,10 +35,10 @@ inline void round_in_place(DType t, std::span<float> xs) {
   for (float& x : xs) x = round_to(t, x);
 }
 
-// True when every value is exactly representable in the dtype (NaN never is).
+// True when every value is finite and exactly representable in the dtype.
 inline bool representable(DType t, std::span<const float> xs) {
   for (float x : xs)
-    if (x != x || round_to(t, x) != x) return false;
+    if (!std::isfinite(x) || round_to(t, x) != x) return false;
   return true;
 }
 

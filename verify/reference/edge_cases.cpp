@@ -188,6 +188,9 @@ TEST(Edge, BadInputIsRefusedWithOneLine) {
   ref::Inputs nan = in;
   nan.q[3] = std::nanf("");
   EXPECT_THROW(ref::forward_fa1(p, nan, {}), ref::ReferenceError);
+  ref::Inputs inf = in;
+  inf.k[5] = std::numeric_limits<float>::infinity();
+  EXPECT_THROW(ref::forward_fa2(p, inf, {}), ref::ReferenceError);
   AttnProblem h = p;
   h.dtype = DType::fp16;
   ref::Inputs not_half = ref::make_inputs(h, 1);
