@@ -156,7 +156,9 @@ def memory(nb: Numbers) -> None:
             for r in sel:
                 if h200.variant(r["impl"]) == v and int(float(r["seqlen"])) == n:
                     b, h, d = (int(float(r[c])) for c in ("batch", "heads", "head_dim"))
-                    vals.append((style.num(r, h_col) * h_scale - b * n * h * d * 2) / (b * h))
+                    x = (style.num(r, h_col) * h_scale - b * n * h * d * 2) / (b * h)
+                    if x == x:  # skip runs without a memory number (NaN)
+                        vals.append(x)
             return min(vals) if vals else None
 
         naive_ns = sorted({int(float(r["seqlen"])) for r in sel if h200.is_naive(r["impl"])})
