@@ -45,9 +45,7 @@ __global__ void __launch_bounds__(kMaxThreads) fa1_kernel(AttnView a, int br, in
                            float* __restrict__ g_Oacc, float* __restrict__ g_m, float* __restrict__ g_l) {
   extern __shared__ float s_mem[];
   const int d = static_cast<int>(a.head_dim);
-  float* s_K = s_mem;         // (Bc, d)
-  float* s_V = s_K + bc * d;  // (Bc, d)
-  float* s_S = s_V + bc * d;  // (Br, Bc + 1)
+  const SharedTiles sh = SharedTiles::carve(s_mem, br, bc, d);  // s_Q, s_K, s_V, s_S (scalar_rows.hpp)
 
   // blockIdx.x = (b * Hq + h) * chunks + chunk; the chunk owns query blocks [ib0, ib1).
   const int64_t Tr = (a.seqlen_q + br - 1) / br;
@@ -59,7 +57,8 @@ __global__ void __launch_bounds__(kMaxThreads) fa1_kernel(AttnView a, int br, in
   const int64_t ib0 = chunk * kChunk, ib1 = ib0 + kChunk < Tr ? ib0 + kChunk : Tr;
   const int lane = threadIdx.x % kLanesPerRow;
   const int row = threadIdx.x / kLanesPerRow;
-  float* s_S_row = s_S + row * (bc + 1);
+  float* s_Q_row = sh.s_Q + row * (d + 1);
+  float* s_S_row = sh.s_S + row * (bc + 1);
   // Row r of query block ib: its index, its fp32 state in the workspace (same layout as O / LSE).
   auto row_of = [&](int64_t ib) { return ib * br + row; };
 
@@ -76,7 +75,7 @@ __global__ void __launch_bounds__(kMaxThreads) fa1_kernel(AttnView a, int br, in
   const int64_t kb = a.mask.block_key_begin(c0, c1), ke = a.mask.block_key_end(c0, c1);
   for (int64_t j0 = kb; j0 < ke; j0 += bc) {  // OUTER: K/V blocks
     __syncthreads();
-    load_kv_tile(a, g_K, g_V, b, h_kv, j0, bc, s_K, s_V);  // HBM read: K_j, V_j once per (chunk, j)
+    load_kv_tile(a, g_K, g_V, b, h_kv, j0, bc, sh.s_K, sh.s_V);  // HBM read: K_j, V_j once per (chunk, j)
     __syncthreads();
     for (int64_t ib = ib0; ib < ib1; ++ib) {  // INNER: query blocks
       const int64_t i0 = ib * br, i1 = (i0 + br < a.seqlen_q ? i0 + br : a.seqlen_q);
@@ -84,20 +83,19 @@ __global__ void __launch_bounds__(kMaxThreads) fa1_kernel(AttnView a, int br, in
       if (j0 + bc <= a.mask.block_key_begin(i0, i1) || j0 >= a.mask.block_key_end(i0, i1)) continue;
       const int64_t i = row_of(ib);
       const bool row_valid = i < a.seqlen_q;
-      float r_q[kCols<kD>], r_o[kCols<kD>];
+      load_q_row(a, g_Q, b, i, h, row_valid, lane, s_Q_row);  // HBM read: Q_i, per (i, j)
+      float r_o[kCols<kD>];
       float m_i = -INFINITY, l_i = 0.f;
 #pragma unroll
       for (int c = 0; c < kCols<kD>; ++c) {
         const int x = lane + c * kLanesPerRow;
-        const bool ok = row_valid && x < d;
-        r_q[c] = ok ? to_float(g_Q[a.q_offset(b, i, h) + x]) : 0.f;  // HBM read: Q_i, per (i, j)
-        r_o[c] = ok ? g_Oacc[a.q_offset(b, i, h) + x] : 0.f;         // HBM read: O_i, per (i, j)
+        r_o[c] = (row_valid && x < d) ? g_Oacc[a.q_offset(b, i, h) + x] : 0.f;  // HBM read: O_i, per (i, j)
       }
       if (row_valid) { m_i = g_m[a.lse_offset(b, h, i)]; l_i = g_l[a.lse_offset(b, h, i)]; }  // HBM read: m_i, l_i
-      const float m_tile = tile_scores<kD>(a, r_q, s_K, i, j0, bc, lane, s_S_row);
+      const float m_tile = tile_scores(a, s_Q_row, sh.s_K, i, j0, bc, lane, s_S_row);
       warp_sync();
-      online_softmax_update<kD>(a, s_S_row, m_tile, s_V, bc, lane, m_i, l_i, r_o);
-      warp_sync();  // s_S_row is rewritten by the next query block
+      online_softmax_update<kD>(a, s_S_row, m_tile, sh.s_V, bc, lane, m_i, l_i, r_o);
+      warp_sync();  // s_Q_row and s_S_row are rewritten for the next query block
       if (!row_valid) continue;
 #pragma unroll
       for (int c = 0; c < kCols<kD>; ++c) {
@@ -141,7 +139,7 @@ LaunchStatus v02_fa1_supports(const AttnProblem& p, const KernelOptions& opt) {
   if (opt.splits) return "v02_fa1 takes no --splits";
   const int64_t smem = shared_bytes(br, bc, p.head_dim);
   if (smem > kMaxSharedBytes)
-    return "v02_fa1: tiles need 4*(2*Bc*d + Br*(Bc+1)) = " + std::to_string(smem) +
+    return "v02_fa1: tiles need 4*((Br+Bc)*(d+1) + Bc*d + Br*(Bc+1)) = " + std::to_string(smem) +
            " bytes of shared memory, more than the " + std::to_string(kMaxSharedBytes) + " a block may use";
   if (grid_of(p, br) > 0x7fffffff) return "v02_fa1: too many blocks (batch*heads_q*chunks >= 2^31)";
   return std::nullopt;

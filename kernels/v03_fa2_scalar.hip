@@ -19,7 +19,8 @@
 //
 // Supports: fp32/fp16/bf16 in (fp32 math), head_dim <= 256 (buckets 32/64/128/256), any Nq/Nk,
 // causal, windows, GQA, LSE out; a fully masked row gives O = 0, LSE = -inf.
-// Tiles: Br in 1..64 (Br*8 threads), Bc in 1..256; shared memory 4*(2*Bc*d + Br*(Bc+1)) bytes.
+// Tiles: Br in 1..64 (Br*8 threads), Bc in 1..256; shared memory 4*((Br+Bc)*(d+1) + Bc*d + Br*(Bc+1)).
+// S is computed in the reference's fp32 order (scalar_rows.hpp): bit-identical scores, no FMA.
 // Measured on the H200: see kernels/README.md and experiments/results/h200/ (ioattn:v03_fa2_scalar).
 // Run: ioattn run --kernel v03_fa2_scalar --seqlen 1024 --heads 16 --head-dim 128 --dtype bf16 --check
 #include "kernels/scalar_rows.hpp"
@@ -40,9 +41,7 @@ __global__ void __launch_bounds__(kMaxThreads) fa2_scalar_kernel(AttnView a, int
                                   T* __restrict__ g_O, float* __restrict__ g_LSE) {
   extern __shared__ float s_mem[];
   const int d = static_cast<int>(a.head_dim);
-  float* s_K = s_mem;                 // (Bc, d)
-  float* s_V = s_K + bc * d;          // (Bc, d)
-  float* s_S = s_V + bc * d;          // (Br, Bc + 1)
+  const SharedTiles sh = SharedTiles::carve(s_mem, br, bc, d);  // s_Q, s_K, s_V, s_S (scalar_rows.hpp)
 
   // Which query block: blockIdx.x = (b * Hq + h) * Tr + i_block (blocks of one head are adjacent,
   // so they share K/V in L2).
@@ -57,26 +56,24 @@ __global__ void __launch_bounds__(kMaxThreads) fa2_scalar_kernel(AttnView a, int
   const int64_t i1 = i0 + br < a.seqlen_q ? i0 + br : a.seqlen_q;
   const int64_t i = i0 + row;  // this thread's query row
   const bool row_valid = i < a.seqlen_q;
-  float* s_S_row = s_S + row * (bc + 1);
+  float* s_Q_row = sh.s_Q + row * (d + 1);
+  float* s_S_row = sh.s_S + row * (bc + 1);
 
-  float r_q[kCols<kD>], r_o[kCols<kD>];
+  load_q_row(a, g_Q, b, i, h, row_valid, lane, s_Q_row);  // HBM read: Q_i, once
+  float r_o[kCols<kD>];
 #pragma unroll
-  for (int c = 0; c < kCols<kD>; ++c) {
-    const int x = lane + c * kLanesPerRow;
-    r_q[c] = (row_valid && x < d) ? to_float(g_Q[a.q_offset(b, i, h) + x]) : 0.f;  // HBM read: Q_i, once
-    r_o[c] = 0.f;
-  }
-  float m_i = -INFINITY, l_i = 0.f;  // running max (log2 units) and running sum of row i
+  for (int c = 0; c < kCols<kD>; ++c) r_o[c] = 0.f;
+  float m_i = -INFINITY, l_i = 0.f;  // running max and running sum of row i
 
   // Only key blocks that some row of this query block may see.
   const int64_t kb = a.mask.block_key_begin(i0, i1), ke = a.mask.block_key_end(i0, i1);
   for (int64_t j0 = kb; j0 < ke; j0 += bc) {
     __syncthreads();  // every row is done with the previous tile
-    load_kv_tile(a, g_K, g_V, b, h_kv, j0, bc, s_K, s_V);  // HBM read: K_j, V_j once per (i, j)
+    load_kv_tile(a, g_K, g_V, b, h_kv, j0, bc, sh.s_K, sh.s_V);  // HBM read: K_j, V_j once per (i, j)
     __syncthreads();
-    const float m_tile = tile_scores<kD>(a, r_q, s_K, i, j0, bc, lane, s_S_row);
+    const float m_tile = tile_scores(a, s_Q_row, sh.s_K, i, j0, bc, lane, s_S_row);
     warp_sync();  // s_S_row complete for every lane of the row
-    online_softmax_update<kD>(a, s_S_row, m_tile, s_V, bc, lane, m_i, l_i, r_o);
+    online_softmax_update<kD>(a, s_S_row, m_tile, sh.s_V, bc, lane, m_i, l_i, r_o);
   }
 
   if (!row_valid) return;
@@ -105,7 +102,7 @@ LaunchStatus v03_fa2_scalar_supports(const AttnProblem& p, const KernelOptions& 
   if (opt.splits) return "v03_fa2_scalar takes no --splits";
   const int64_t smem = shared_bytes(br, bc, p.head_dim);
   if (smem > kMaxSharedBytes)
-    return "v03_fa2_scalar: tiles need 4*(2*Bc*d + Br*(Bc+1)) = " + std::to_string(smem) +
+    return "v03_fa2_scalar: tiles need 4*((Br+Bc)*(d+1) + Bc*d + Br*(Bc+1)) = " + std::to_string(smem) +
            " bytes of shared memory, more than the " + std::to_string(kMaxSharedBytes) + " a block may use";
   if (p.batch * p.heads_q * ((p.seqlen_q + br - 1) / br) > 0x7fffffff)
     return "v03_fa2_scalar: batch*heads_q*ceil(seqlen_q/Br) must be < 2^31 blocks";

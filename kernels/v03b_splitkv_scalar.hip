@@ -56,9 +56,7 @@ splitkv_partial_kernel(AttnView a, int br, int bc, int splits, const T* __restri
                        float* __restrict__ g_LSEpart) {
   extern __shared__ float s_mem[];
   const int d = static_cast<int>(a.head_dim);
-  float* s_K = s_mem;         // (Bc, d)
-  float* s_V = s_K + bc * d;  // (Bc, d)
-  float* s_S = s_V + bc * d;  // (Br, Bc + 1)
+  const SharedTiles sh = SharedTiles::carve(s_mem, br, bc, d);  // s_Q, s_K, s_V, s_S (scalar_rows.hpp)
 
   const int64_t Tr = (a.seqlen_q + br - 1) / br;
   const int split = static_cast<int>(blockIdx.x % splits);
@@ -73,15 +71,13 @@ splitkv_partial_kernel(AttnView a, int br, int bc, int splits, const T* __restri
   const int64_t i1 = i0 + br < a.seqlen_q ? i0 + br : a.seqlen_q;
   const int64_t i = i0 + row;
   const bool row_valid = i < a.seqlen_q;
-  float* s_S_row = s_S + row * (bc + 1);
+  float* s_Q_row = sh.s_Q + row * (d + 1);
+  float* s_S_row = sh.s_S + row * (bc + 1);
 
-  float r_q[kCols<kD>], r_o[kCols<kD>];
+  load_q_row(a, g_Q, b, i, h, row_valid, lane, s_Q_row);  // HBM read: Q_i, once per split
+  float r_o[kCols<kD>];
 #pragma unroll
-  for (int c = 0; c < kCols<kD>; ++c) {
-    const int x = lane + c * kLanesPerRow;
-    r_q[c] = (row_valid && x < d) ? to_float(g_Q[a.q_offset(b, i, h) + x]) : 0.f;  // HBM read: Q_i, once per split
-    r_o[c] = 0.f;
-  }
+  for (int c = 0; c < kCols<kD>; ++c) r_o[c] = 0.f;
   float m_i = -INFINITY, l_i = 0.f;
 
   // This split's keys [ks, ke) intersected with what the query block can see.
@@ -92,9 +88,9 @@ splitkv_partial_kernel(AttnView a, int br, int bc, int splits, const T* __restri
   for (int64_t j0 = ks; j0 < ke; j0 += bc) {
     __syncthreads();
     // Rows past the split's end are loaded but masked below: the tile width stays bc.
-    load_kv_tile(a, g_K, g_V, b, h_kv, j0, bc, s_K, s_V);  // HBM read: K_j, V_j
+    load_kv_tile(a, g_K, g_V, b, h_kv, j0, bc, sh.s_K, sh.s_V);  // HBM read: K_j, V_j
     __syncthreads();
-    float m_tile = tile_scores<kD>(a, r_q, s_K, i, j0, bc, lane, s_S_row);
+    float m_tile = tile_scores(a, s_Q_row, sh.s_K, i, j0, bc, lane, s_S_row);
     warp_sync();
     // Keys of the next split must not count here: mask them in the score row.
     if (j0 + bc > ke) {
@@ -104,7 +100,7 @@ splitkv_partial_kernel(AttnView a, int br, int bc, int splits, const T* __restri
       warp_sync();
       for (int jj = 0; jj < bc; ++jj) m_tile = fmaxf(m_tile, s_S_row[jj]);
     }
-    online_softmax_update<kD>(a, s_S_row, m_tile, s_V, bc, lane, m_i, l_i, r_o);
+    online_softmax_update<kD>(a, s_S_row, m_tile, sh.s_V, bc, lane, m_i, l_i, r_o);
   }
 
   if (!row_valid) return;
@@ -165,7 +161,7 @@ LaunchStatus v03b_splitkv_scalar_supports(const AttnProblem& p, const KernelOpti
     return "v03b_splitkv_scalar: --splits must be in 1.." + std::to_string(kMaxSplits) + " (0: default)";
   const int64_t smem = shared_bytes(br, bc, p.head_dim);
   if (smem > kMaxSharedBytes)
-    return "v03b_splitkv_scalar: tiles need 4*(2*Bc*d + Br*(Bc+1)) = " + std::to_string(smem) +
+    return "v03b_splitkv_scalar: tiles need 4*((Br+Bc)*(d+1) + Bc*d + Br*(Bc+1)) = " + std::to_string(smem) +
            " bytes of shared memory, more than the " + std::to_string(kMaxSharedBytes) + " a block may use";
   if (p.batch * p.heads_q * tr_of(p, br) * splits_of(p, opt) > 0x7fffffff)
     return "v03b_splitkv_scalar: batch*heads_q*Tr*splits must be < 2^31 blocks";
