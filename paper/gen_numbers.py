@@ -399,6 +399,11 @@ def roofline(nb: Numbers) -> None:
         return
     rows = [r for r in nb.use(p) if r["label"] == "H200"]
     nb.val("roof.n", integer(rows[0]["seqlen"]))
+    ridge = float(rows[0]["ridge"])
+    std = [float(r["intensity"]) for r in rows if r["strategy"] == "standard"]
+    fa2 = [float(r["intensity"]) for r in rows if r["strategy"] == "fa2" and float(r["flops"]) > 0]
+    nb.flags["stdLeftOfRidge"] = bool(std) and max(std) < ridge
+    nb.flags["faRightOfRidge"] = bool(fa2) and max(fa2) > ridge
     for r in rows:
         key = f"roof.{r['strategy']}.{r['kernel']}"
         nb.val(key, sig(float(r["intensity"]), 2))
