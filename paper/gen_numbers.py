@@ -213,6 +213,7 @@ def block_size(nb: Numbers) -> None:
     nb.val("block.traffic_spread", sig(max(b) / min(b), 2))
     nb.val("block.time_spread", sig(max(t) / min(t), 2))
     best = min(fit, key=lambda r: float(r["time_s"]))
+    nb.flags["blockComputeBound"] = best["bound"] == "compute"
     nb.val("block.best_br", best["br"])
     nb.val("block.best_bc", best["bc"])
     for r in choices:
@@ -486,6 +487,9 @@ def splitkv(nb: Numbers) -> None:
     nb.val("split.most_s", most["splits"])
     nb.val("split.most_grid", integer(most["grid"]))
     nb.val("split.most_us", sig(float(most["time_s"]) * 1e6))
+    gain = float(fa2[0]["time_s"]) / float(best["time_s"])
+    nb.val("split.gain", sig(gain, 2))
+    nb.flags["splitNoGain"] = gain < 1.05
 
 
 def commit() -> str:
