@@ -10,14 +10,24 @@ namespace ioattn::cli {
 
 void ProblemFlags::add_to(CLI::App& app) {
   auto* g = app.add_option_group("problem", "Attention problem (shared by all subcommands)");
-  g->add_option("--batch", batch, "batch size")->capture_default_str();
-  auto* h = g->add_option("--heads", heads, "query and key/value heads (MHA)");
-  g->add_option("--heads-q", heads_q, "query heads")->excludes(h);
-  g->add_option("--heads-kv", heads_kv, "key/value heads (GQA/MQA: divides --heads-q)")->excludes(h);
-  auto* s = g->add_option("--seqlen", seqlen, "query and key sequence length");
-  g->add_option("--seqlen-q", seqlen_q, "query sequence length")->excludes(s);
-  g->add_option("--seqlen-k", seqlen_k, "key sequence length")->excludes(s);
-  g->add_option("--head-dim", head_dim, "head dimension d")->capture_default_str();
+  // Sizes are checked here so that an explicit 0 is an error, not "not given".
+  const CLI::Validator positive(
+      [](std::string& in) -> std::string {
+        int64_t v = 0;
+        if (!CLI::detail::lexical_cast(in, v) || v < 1) return "must be an integer >= 1 (got " + in + ")";
+        return {};
+      },
+      "INT>=1");
+  g->add_option("--batch", batch, "batch size")->check(positive)->capture_default_str();
+  auto* h = g->add_option("--heads", heads, "query and key/value heads (MHA)")->check(positive);
+  g->add_option("--heads-q", heads_q, "query heads")->check(positive)->excludes(h);
+  g->add_option("--heads-kv", heads_kv, "key/value heads (GQA/MQA: divides --heads-q)")
+      ->check(positive)
+      ->excludes(h);
+  auto* s = g->add_option("--seqlen", seqlen, "query and key sequence length")->check(positive);
+  g->add_option("--seqlen-q", seqlen_q, "query sequence length")->check(positive)->excludes(s);
+  g->add_option("--seqlen-k", seqlen_k, "key sequence length")->check(positive)->excludes(s);
+  g->add_option("--head-dim", head_dim, "head dimension d")->check(positive)->capture_default_str();
   g->add_option("--dtype", dtype, "input dtype: fp32|fp16|bf16")->capture_default_str();
   g->add_flag("--causal", causal, "causal mask, bottom-right aligned");
   g->add_option("--window", window, "sliding window L,R (-1 = unbounded side)");
@@ -60,11 +70,6 @@ AttnProblem ProblemFlags::problem() const {
     p.window_right = parse_int(std::string_view(window).substr(comma + 1), "R");
   }
   if (scale != 0.0) p.scale = scale;
-  // Zero or negative sizes given explicitly must be rejected, not replaced by defaults.
-  for (auto [v, name] : {std::pair{heads, "--heads"}, {heads_q, "--heads-q"}, {heads_kv, "--heads-kv"},
-                         {seqlen, "--seqlen"}, {seqlen_q, "--seqlen-q"}, {seqlen_k, "--seqlen-k"}}) {
-    if (v < 0) throw UsageError(fmt::format("{} must be >= 1 (got {})", name, v));
-  }
   if (auto e = p.validate()) throw UsageError(*e);
   return p;
 }
