@@ -60,7 +60,7 @@ int run_kernel(const RunFlags& f) {
   const AttnProblem p = f.problem.problem();
   if (f.iters < 1) throw UsageError("--iters must be >= 1");
   if (f.opt.br < 0 || f.opt.bc < 0 || f.opt.splits < 0) throw UsageError("--br, --bc, --splits must be >= 0");
-  if (auto e = k->supports(p, f.opt)) throw UsageError(fmt::format("{}: {}", k->name, *e));
+  if (auto e = k->supports(p, f.opt)) throw UsageError(*e);  // names the variant and the constraint
   if (auto e = kernels::gpu_unavailable()) throw UsageError(*e);
   if (f.check)
     if (auto e = ref::memory_error(p, ref::Algorithm::naive_forward))
