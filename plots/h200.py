@@ -2,8 +2,8 @@
 
 The GPU benchmark writes tidy CSV with at least impl,dtype,head_dim,causal,seqlen,batch,heads,ms,
 tflops; impl is `ioattn:<variant>` for the ladder and `sdpa:<backend>` for PyTorch's backends. A
-run may hold several passes (a `pass` column) and several tags; the newest tag (by name, tags
-are expected to sort by date) wins when two runs measured the same point.
+run may hold several passes (a `pass` column) and several tags; the newest run (by the date in its
+context file, style.tag_time) wins when two runs measured the same point.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def rows(per_variant: bool = True) -> tuple[list[dict], list]:
         if style.num(r, "ms") != style.num(r, "ms") or style.num(r, "tflops") != style.num(r, "tflops"):
             continue  # empty cell: the point was not measured
         r["seqlen"] = str(key[4])
-        if key not in best or r["_tag"] > best[key]["_tag"]:
+        if key not in best or r["_tag_time"] > best[key]["_tag_time"]:
             best[key] = r
     out = list(best.values())
     return (best_per_variant(out) if per_variant else out), files
@@ -109,7 +109,7 @@ def merged_runs() -> tuple[list[dict], list]:
     Compute's DRAM bytes land in one row. Empty cells never overwrite; a newer tag wins a conflict."""
     rows, files = style.h200_rows(RUN_KEY)
     merged: dict[tuple, dict] = {}
-    for r in sorted(rows, key=lambda r: r["_tag"]):
+    for r in sorted(rows, key=lambda r: r["_tag_time"]):
         try:
             k = run_key(r)
         except ValueError:

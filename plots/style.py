@@ -106,15 +106,15 @@ def roots() -> list[Path]:
 def find_csv(machine: str, tag: str, name: str) -> Path | None:
     """`<root>/<machine>/<tag>[-<suffix>]/<name>.csv` in the first root that has one, or None.
     Committed results are immutable, so a newer run of an experiment is committed under a new tag
-    `<tag>-<UTC time>`; among the tags of one root the greatest name (the newest run) wins."""
+    `<tag>-<UTC time>`; among the tags of one root the newest run (tag_time) wins."""
     for r in roots():
         base = r / machine
         if not base.is_dir():
             continue
-        tags = sorted(d.name for d in base.iterdir()
+        tags = sorted((tag_time(d), d.name) for d in base.iterdir()
                       if d.is_dir() and (d.name == tag or d.name.startswith(tag + "-")) and (d / f"{name}.csv").is_file())
         if tags:
-            return base / tags[-1] / f"{name}.csv"
+            return base / tags[-1][1] / f"{name}.csv"
     return None
 
 
@@ -125,7 +125,7 @@ def read_csv(path: Path) -> list[dict]:
 
 def h200_rows(required: Iterable[str]) -> tuple[list[dict], list[Path]]:
     """Every row of every committed H200 CSV that has the `required` columns, with its source
-    file in `_source` and its run tag in `_tag`. Rows come from experiments/results/h200/<tag>/ in
+    file in `_source`, its run tag in `_tag` and the run's time in `_tag_time` (tag_time). Rows come from experiments/results/h200/<tag>/ in
     every root (duplicates across roots are read once, the first root wins)."""
     required = list(required)
     rows, files, seen = [], [], set()
@@ -140,11 +140,36 @@ def h200_rows(required: Iterable[str]) -> tuple[list[dict], list[Path]]:
                     continue
                 seen.add(key)
                 files.append(p)
+                when = tag_time(p.parent)
                 for row in rd:
                     row["_source"] = str(rel(p))
                     row["_tag"] = p.parent.name
+                    row["_tag_time"] = when
                     rows.append(row)
     return rows, files
+
+
+def tag_time(d: Path) -> str:
+    """When the run in results folder `d` was made, as a sortable string: the `date_utc` of its
+    context.json or the `date:` line of its context.txt (the GPU runs), else the folder name.
+    Tag names need not sort by time (the H200 tags carry a commit hash)."""
+    import json
+    import re as _re
+
+    try:
+        j = d / "context.json"
+        if j.is_file():
+            v = json.loads(j.read_text()).get("date_utc")
+            if v:
+                return str(v)
+        t = d / "context.txt"
+        if t.is_file():
+            m = _re.search(r"^date:\s*(\S+)", t.read_text(), _re.M)
+            if m:
+                return m.group(1)
+    except (OSError, ValueError):
+        pass
+    return d.name
 
 
 def rel(p: Path) -> Path:
