@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
                   "heads", "br", "bc", "tile_source", "hbm_read_bytes", "hbm_write_bytes", "hbm_no_l2_bytes",
                   "hbm_compulsory_bytes", "l2_bytes", "time_s", "bound", "l2_regime", "source"});
 
-    const std::regex variant_re("ioattn:(v[0-9]+)");
+    const std::regex variant_re("ioattn:(v[0-9]+[a-z]*)");  // v03b is its own rung, not v03
     std::set<std::string> seen;
     int64_t modeled = 0, files = 0;
     std::vector<std::filesystem::path> inputs;
@@ -101,8 +101,10 @@ int main(int argc, char** argv) {
         const std::string impl = get(r, "impl");
         if (!std::regex_search(impl, mm, variant_re)) continue;
         const kernels::KernelInfo* k = nullptr;
-        for (const auto& info : kernels::registry())
-          if (std::string(info.name).rfind(mm[1].str(), 0) == 0) k = &info;
+        for (const auto& info : kernels::registry()) {
+          const std::string name(info.name), rung = mm[1].str();
+          if (name == rung || name.rfind(rung + "_", 0) == 0) k = &info;  // "v03" is not "v03b_..."
+        }
         if (!k) continue;  // a variant this build's registry does not know
         const auto strategy = sim::parse_strategy(k->strategy);
         if (!strategy) continue;

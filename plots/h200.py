@@ -28,7 +28,7 @@ def flag(v) -> int:
 def variant(impl: str) -> str:
     """The ladder rung of an ioattn impl: 'ioattn:v05_fa2_fast/w8_mt2' -> 'ioattn:v05'; other impls
     (sdpa:flash, ...) unchanged. Tile configurations of one variant thus share one series."""
-    m = re.match(r"ioattn:(v\d+)", impl)
+    m = re.match(r"ioattn:(v\d+[a-z]*)", impl)  # v03b (split-KV) is its own rung, not v03
     return f"ioattn:{m.group(1)}" if m else impl
 
 
