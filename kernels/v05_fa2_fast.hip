@@ -312,6 +312,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1) fa2_fast_kernel(AttnView a, c
   // O goes through this warp's own Q rows of shared memory (no other warp touches them, and Q is
   // no longer read), then out in whole 16-byte chunks per row.
   T* s_O = s_Q + wr0 * kLd;  // (16 kMT, kLd)
+  warp_sync();  // every lane's last ldmatrix of these Q rows is done before O overwrites them
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt) {
     float inv_l[kR];
@@ -346,7 +347,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1) fa2_fast_kernel(AttnView a, c
       }
     }
   }
-  frag::warp_sync();
+  warp_sync();
   constexpr int kOutChunks = Tl::kWarpRows * Tl::kChunks;
 #pragma unroll
   for (int it = 0; it < (kOutChunks + kWarpSize - 1) / kWarpSize; ++it) {

@@ -308,16 +308,7 @@ __device__ inline bool warp_any(bool pred) {
 #endif
 }
 
-// Order shared-memory accesses among the lanes of one warp/wavefront.
-__device__ inline void warp_sync() {
-#if defined(IOATTN_PLATFORM_NVIDIA)
-  __syncwarp();
-#else
-  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
-  __builtin_amdgcn_wave_barrier();
-  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
-#endif
-}
+// warp_sync() (order shared-memory accesses within one warp/wavefront) is platform.hpp's.
 
 // 2^x, the one transcendental of the softmax (log2(e) is folded into the score scale).
 __device__ inline float fast_exp2(float x) {

@@ -46,13 +46,15 @@ __device__ inline float shfl_xor(float v, int mask, int width) {
 }
 
 // Orders the shared-memory accesses of the lanes of one warp (CUDA's independent thread
-// scheduling needs it; an AMD wavefront executes in lock step, so only the compiler must not
-// reorder across it).
+// scheduling needs it; an AMD wavefront executes in lock step, so only the compiler and the
+// memory model must not reorder across it: wavefront-scope fences around the wave barrier).
 __device__ inline void warp_sync() {
 #if defined(IOATTN_PLATFORM_NVIDIA)
   __syncwarp();
 #else
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
   __builtin_amdgcn_wave_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
 #endif
 }
 
