@@ -6,7 +6,8 @@
 #   1. the GPU test suite (verify/kernels/gpu_kernels: every registered variant vs the reference)
 #   2. compute-sanitizer memcheck and 3. racecheck over it (IOATTN_GPU_QUICK: small shapes)
 #   4. the benchmark vs torch SDPA flash/cuDNN (experiments/gpu/bench_sdpa.py)
-#   5. Nsight Compute DRAM/L2 bytes of every variant at N in {1k, 4k, 16k} (ncu_collect.py)
+#   5. (full mode) the block-size study: v03_fa2_scalar over (Br, Bc) (bench_tiles.py)
+#   6. Nsight Compute DRAM/L2 bytes of every variant at N in {1k, 4k, 16k} (ncu_collect.py)
 # then prints a short table last and packs all logs, JSON and CSV into $OUT/h200_results.tar.gz.
 #
 #   run(command="bash experiments/gpu/run_h200.sh [quick]", carry=["build-gpu/carry"])
@@ -63,6 +64,12 @@ if [ "$MODE" = quick ]; then BQ=--quick; else BQ=; fi
 timeout $T_BENCH python3 experiments/gpu/bench_sdpa.py --out "$R" $BQ > "$R/bench.log" 2>&1
 echo "bench rc=$?" | tee -a "$R/summary.txt"
 fi
+
+stage tiles
+if [ "$MODE" = full ]; then
+  timeout 60 python3 experiments/gpu/bench_tiles.py --out "$R" > "$R/tiles.log" 2>&1
+  echo "tiles rc=$?" | tee -a "$R/summary.txt"
+else echo "tiles skipped ($MODE)" | tee -a "$R/summary.txt"; fi
 
 stage ncu
 if [ "$MODE" = quick ]; then NS=1024; else NS=1024,4096,16384; fi
