@@ -74,23 +74,18 @@ int main(int argc, char** argv) {
 
     const std::vector<sim::Strategy> strategies = {sim::Strategy::standard, sim::Strategy::fa1,
                                                    sim::Strategy::fa2};
+    // One point: strategy s at N = n with the paper's tiles for on-chip memory m (standard: none).
+    auto point = [&](sim::Strategy s, int64_t n, int64_t m) {
+      AttnProblem p = base;
+      p.seqlen_q = p.seqlen_k = n;
+      const auto t = s == sim::Strategy::standard ? sim::Tiling{.strategy = s} : rule_tiling(s, m, d);
+      return Point{std::string(sim::strategy_name(s)), n, m, t.Br, t.Bc, sim::simulate_unchecked(p, mach, t, opt)};
+    };
     std::vector<Point> vs_n, vs_m;
     for (auto s : strategies)
-      for (int64_t n : ns) {
-        AttnProblem p = base;
-        p.seqlen_q = p.seqlen_k = n;
-        const auto t = s == sim::Strategy::standard ? sim::Tiling{.strategy = s} : rule_tiling(s, m_machine, d);
-        vs_n.push_back({std::string(sim::strategy_name(s)), n, m_machine, t.Br, t.Bc,
-                        sim::simulate_unchecked(p, mach, t, opt)});
-      }
+      for (int64_t n : ns) vs_n.push_back(point(s, n, m_machine));
     for (auto s : strategies)
-      for (int64_t m : ms) {
-        AttnProblem p = base;
-        p.seqlen_q = p.seqlen_k = n_for_m;
-        const auto t = s == sim::Strategy::standard ? sim::Tiling{.strategy = s} : rule_tiling(s, m, d);
-        vs_m.push_back({std::string(sim::strategy_name(s)), n_for_m, m, t.Br, t.Bc,
-                        sim::simulate_unchecked(p, mach, t, opt)});
-      }
+      for (int64_t m : ms) vs_m.push_back(point(s, n_for_m, m));
 
     const std::vector<std::string> cols = {"kind", "machine", "strategy", "dtype", "head_dim", "seqlen",
                                            "m_elems", "br", "bc", "hbm_no_l2_bytes", "hbm_bytes",
