@@ -64,7 +64,7 @@ __device__ inline uint32_t swizzled(int r, int c8) {
   return static_cast<uint32_t>((c8 / 8) * (kRows * 128) + r * 128 + (((c8 % 8) ^ (r % 8)) * 16));
 }
 
-template <int kD_, int kWG_, int kBc_, int kStages_, int kMinBlocks_ = 1>
+template <int kD_, int kWG_, int kBc_, int kStages_, int kMinBlocks_ = 1, bool kOverlap_ = false>
 struct V06Tile {
   static constexpr int kD = kD_;
   static constexpr int kWG = kWG_;
@@ -72,6 +72,10 @@ struct V06Tile {
   static constexpr int kBc = kBc_;
   static constexpr int kStages = kStages_;
   static constexpr int kMinBlocks = kMinBlocks_;  // blocks per SM the register budget must allow
+  // kOverlap: O += P_{j-1} V_{j-1} runs on the tensor cores while the softmax of S_j runs on the
+  // other units, so V_j is consumed one step after K_j: V lags K by kVLag tiles in the ring.
+  static constexpr bool kOverlap = kOverlap_;
+  static constexpr int kVLag = kOverlap_ ? 1 : 0;
   static constexpr int kThreads = 128 * kWG_;
   static constexpr int kQBytes = kBr * kD_ * 2;
   static constexpr int kKVBytes = kBc_ * kD_ * 2;
@@ -96,6 +100,99 @@ __device__ inline void load_swizzled(uint8_t* s, const T* g, int64_t row_stride,
   }
 }
 
+#if defined(IOATTN_V06_WGMMA)
+// S = Q K^T for one tile, issued (the caller commits and waits): d/16 MMAs of
+// k = 16; the kk-th 16-column slice of a swizzled row starts 32 kk bytes into its 64-column panel.
+template <class T, class Tl>
+__device__ __forceinline__ void issue_qk(float (&r_S)[Tl::kBc / 2], uint32_t q_addr, uint32_t k_addr) {
+  wg::fence_regs(r_S);
+  wg::fence();
+#pragma unroll
+  for (int kk = 0; kk < Tl::kD / 16; ++kk) {
+    const uint64_t dq = wg::desc(q_addr + (kk / 4) * (Tl::kBr * 128) + (kk % 4) * 32, 16, 1024);
+    const uint64_t dk = wg::desc(k_addr + (kk / 4) * (Tl::kBc * 128) + (kk % 4) * 32, 16, 1024);
+    if constexpr (Tl::kBc == 64) wg::wgmma_ss_n64<T>(r_S, dq, dk, kk > 0);
+    else wg::wgmma_ss_n128<T>(r_S, dq, dk, kk > 0);
+  }
+}
+
+// O += P V for one tile, issued (the caller commits and waits): Bc/16 MMAs of k = 16 keys; the
+// g-th 16-key slice of V starts 16 rows x 128 bytes in. r_P must stay untouched until it completes.
+template <class T, class Tl>
+__device__ __forceinline__ void issue_pv(float (&r_O)[Tl::kD / 2], const uint32_t (&r_P)[Tl::kBc / 16][4],
+                                         uint32_t v_addr, uint32_t v_lbo, uint32_t v_sbo) {
+  wg::fence_regs(r_O);
+  wg::fence();
+#pragma unroll
+  for (int g = 0; g < Tl::kBc / 16; ++g) {
+    const uint64_t dv = wg::desc(v_addr + g * 16 * 128, v_lbo, v_sbo);
+    if constexpr (Tl::kD == 64) wg::wgmma_rs_n64<T>(r_O, r_P[g], dv, 1);
+    else wg::wgmma_rs_n128<T>(r_O, r_P[g], dv, 1);
+  }
+}
+
+// Boundary tiles: -inf outside each row's visible keys [key_lo[s], key_hi[s]) (this thread's
+// rows lane/4 + 8s of its warp). Atom t holds r_S[4t .. 4t+3], columns j0 + 8t + c_col. Selects,
+// no branch, so it may run while a wgmma is in flight.
+template <int kBc>
+__device__ __forceinline__ void mask_tile(float (&r_S)[kBc / 2], const int (&key_lo)[2], const int (&key_hi)[2],
+                                          int j0, int lane) {
+#pragma unroll
+  for (int t = 0; t < kBc / 8; ++t)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int s = e / 2, col = j0 + 8 * t + frag::c_col(lane, e);
+      r_S[4 * t + e] = col >= key_lo[s] && col < key_hi[s] ? r_S[4 * t + e] : -INFINITY;
+    }
+}
+
+// Online softmax of one S tile with lazy rescaling (v05): the running max m_i moves only when a
+// row max grows by more than 2^kLazyLog2, so P <= 2^8 (safe in fp16/bf16). Overwrites S with
+// P = exp2(S scale log2 e - m) in place (fp32), updates m_i and l_i and returns whether this warp
+// must multiply its O rows by alpha (warp-uniform).
+template <int kBc>
+__device__ __forceinline__ bool softmax_tile(float (&r_S)[kBc / 2], float (&m_i)[2], float (&l_i)[2],
+                                             float (&alpha)[2], float sl2) {
+  constexpr int kLazyLog2 = 8;
+  float m_tile[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+  for (int x = 0; x < kBc / 2; ++x) m_tile[(x % 4) / 2] = fmaxf(m_tile[(x % 4) / 2], r_S[x]);
+  bool grow[2], any_grow = false;
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    m_tile[s] = frag::row_allreduce_max(m_tile[s]);
+    grow[s] = (m_tile[s] - m_i[s]) * sl2 > kLazyLog2;
+    any_grow |= grow[s];
+  }
+  const bool rescale = frag::warp_any(any_grow);
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {  // selects, not branches (see mask_tile)
+    const bool move = rescale && grow[s];
+    const float m_new = move ? m_tile[s] : m_i[s];
+    alpha[s] = move ? frag::fast_exp2((m_i[s] - m_new) * sl2) : 1.f;
+    m_i[s] = m_new;
+    l_i[s] *= alpha[s];
+  }
+  float m_scaled[2];
+#pragma unroll
+  for (int s = 0; s < 2; ++s) m_scaled[s] = m_i[s] == -INFINITY ? 0.f : m_i[s] * sl2;
+#pragma unroll
+  for (int x = 0; x < kBc / 2; ++x) {
+    r_S[x] = frag::fast_exp2(fmaf(r_S[x], sl2, -m_scaled[(x % 4) / 2]));
+    l_i[(x % 4) / 2] += r_S[x];
+  }
+  return rescale;
+}
+
+// P (fp32, in the S accumulator layout) -> the A fragments of O += P V, 16 keys per MMA: the
+// accumulator layout of a 16x16 slice is mma.sync's A layout, so packing pairs is all it takes.
+template <class T, int kBc>
+__device__ __forceinline__ void pack_p(const float (&r_S)[kBc / 2], uint32_t (&r_P)[kBc / 16][4]) {
+#pragma unroll
+  for (int x = 0; x < kBc / 2; x += 2) r_P[x / 8][(x % 8) / 2] = frag::pack2<T>(r_S[x], r_S[x + 1]);
+}
+#endif  // IOATTN_V06_WGMMA
+
 template <class T, class Tl>
 __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
     fa2_wgmma_kernel(AttnView a, const T* __restrict__ g_Q_all, const T* __restrict__ g_K_all,
@@ -103,8 +200,6 @@ __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
                      uint32_t v_lbo, uint32_t v_sbo) {
 #if defined(IOATTN_V06_WGMMA)
   constexpr int kD = Tl::kD, kBr = Tl::kBr, kBc = Tl::kBc, kStages = Tl::kStages;
-  constexpr int kNS = kBc / 8;  // 16x8 accumulator atoms per warp in S (16, Bc)
-  constexpr int kLazyLog2 = 8;  // lazy rescaling threshold (v05)
 
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern repeats every 8 rows x 128 bytes: tiles start 1024-byte aligned.
@@ -130,122 +225,119 @@ __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
   const int ke_blk = static_cast<int>(mask.block_key_end(i0, i1));
   const int j_first = kb_blk / kBc;
   const int j_last = ke_blk > kb_blk ? (ke_blk + kBc - 1) / kBc : j_first;
+  auto k_stage = [&](int j) { return s_K + ((j - j_first) % kStages) * Tl::kKVBytes; };
+  auto v_stage = [&](int j) { return s_V + ((j - j_first) % kStages) * Tl::kKVBytes; };
+  // Copy group n: K_n and V_{n - kVLag}, each where it exists; one commit per group, always.
+  auto load_group = [&](int n) {
+    if (n < j_last) load_swizzled<Tl, kBc>(k_stage(n), g_K, kv_stride, n * kBc, seqlen_k, tid);  // HBM read: K
+    const int m = n - Tl::kVLag;
+    if (m >= j_first && m < j_last) load_swizzled<Tl, kBc>(v_stage(m), g_V, kv_stride, m * kBc, seqlen_k, tid);  // HBM read: V
+    frag::async_commit();
+  };
 
   load_swizzled<Tl, kBr>(s_Q, g_Q, q_stride, i0, seqlen_q, tid);  // HBM read: Q_i, once
   frag::async_commit();
 #pragma unroll
-  for (int st = 0; st < kStages - 1; ++st) {
-    if (j_first + st < j_last) {
-      load_swizzled<Tl, kBc>(s_K + st * Tl::kKVBytes, g_K, kv_stride, (j_first + st) * kBc, seqlen_k, tid);
-      load_swizzled<Tl, kBc>(s_V + st * Tl::kKVBytes, g_V, kv_stride, (j_first + st) * kBc, seqlen_k, tid);
-    }
-    frag::async_commit();
-  }
+  for (int st = 0; st < kStages - 1; ++st) load_group(j_first + st);
 
-  // Rows of this warpgroup and of this warp.
+  // Rows of this warpgroup and of this warp. A tile is skipped by a whole warpgroup (wgmma needs
+  // all 4 warps) when none of its 64 rows sees any of its keys.
   const int g_i0 = i0 + 64 * wgi, g_i1 = min(g_i0 + 64, seqlen_q);
   const int gkb = g_i0 < g_i1 ? static_cast<int>(mask.key_begin(g_i0)) : 0;
   const int gke = g_i0 < g_i1 ? static_cast<int>(mask.key_end(g_i1 - 1)) : 0;
+  auto visible = [&](int j) { return j < j_last && j * kBc < gke && (j + 1) * kBc > gkb; };
   const int wi0 = g_i0 + 16 * (warp % 4), wi1 = min(wi0 + 16, seqlen_q);
+  int key_lo[2], key_hi[2];  // visible keys of this thread's rows wi0 + lane/4 + 8s (none past seqlen_q)
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const int i = wi0 + lane / 4 + 8 * s;
+    key_lo[s] = i < seqlen_q ? static_cast<int>(mask.key_begin(i)) : 0;
+    key_hi[s] = i < seqlen_q ? static_cast<int>(mask.key_end(i)) : 0;
+  }
   const uint32_t q_addr = frag::smem_addr(s_Q) + 64 * wgi * 128;  // this warpgroup's 64 rows, panel 0
 
   float r_O[kD / 2];  // (64, d) per warpgroup: (16, d) per warp in 16x8 atoms, 4 registers each
   float r_S[kBc / 2];
+  uint32_t r_P[kBc / 16][4];  // P as the A operand of O += P V, 16 keys per MMA
 #pragma unroll
   for (int x = 0; x < kD / 2; ++x) r_O[x] = 0.f;
 #pragma unroll
   for (int x = 0; x < kBc / 2; ++x) r_S[x] = 0.f;
   float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.f, 0.f};  // rows lane/4 and lane/4 + 8
   const float sl2 = a.scale_log2;
-
-  for (int j = j_first; j < j_last; ++j) {
-    const int stage = (j - j_first) % kStages;
+  // Start of step j: copy group j (K_j, V_{j - kVLag}) has landed and is visible to the tensor
+  // cores; every warpgroup is done with step j - 1, so its stages take the next loads.
+  auto begin_step = [&](int j) {
     frag::async_wait<kStages - 2>();
     wg::fence_proxy_async();  // this thread's cp.async data -> visible to the tensor cores
-    __syncthreads();
-    {
-      const int jn = j + kStages - 1;
-      if (jn < j_last) {
-        const int sn = (jn - j_first) % kStages;
-        load_swizzled<Tl, kBc>(s_K + sn * Tl::kKVBytes, g_K, kv_stride, jn * kBc, seqlen_k, tid);  // HBM read: K
-        load_swizzled<Tl, kBc>(s_V + sn * Tl::kKVBytes, g_V, kv_stride, jn * kBc, seqlen_k, tid);  // HBM read: V
-      }
-      frag::async_commit();
-    }
-    const int j0 = j * kBc;
-    if (j0 >= gke || j0 + kBc <= gkb) continue;  // warpgroup-uniform: wgmma needs all 4 warps
-    const uint32_t k_addr = frag::smem_addr(s_K + stage * Tl::kKVBytes);
-    const uint32_t v_addr = frag::smem_addr(s_V + stage * Tl::kKVBytes);
-
-    // S = Q K^T: d/16 MMAs of k = 16; the k-th slice of a swizzled row starts 32 k bytes in.
-    wg::fence_regs(r_S);
-    wg::fence();
+    __syncthreads();          // ... and everyone's
+    load_group(j + kStages - 1);
+  };
+  auto rescale_o = [&](const float (&alpha)[2]) {
 #pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
-      const uint64_t dq = wg::desc(q_addr + (kk / 4) * (kBr * 128) + (kk % 4) * 32, 16, 1024);
-      const uint64_t dk = wg::desc(k_addr + (kk / 4) * (kBc * 128) + (kk % 4) * 32, 16, 1024);
-      if constexpr (kBc == 64) wg::wgmma_ss_n64<T>(r_S, dq, dk, kk > 0);
-      else wg::wgmma_ss_n128<T>(r_S, dq, dk, kk > 0);
+    for (int x = 0; x < kD / 2; ++x) r_O[x] *= alpha[(x % 4) / 2];
+  };
+  float alpha[2];
+
+  if constexpr (!Tl::kOverlap) {
+    // Step j in order: S_j, softmax, O += P_j V_j; each product waited for before the next.
+    // A warpgroup skips the tiles none of its 64 rows can see (wgmma needs all 4 of its warps).
+    for (int j = j_first; j < j_last; ++j) {
+      begin_step(j);
+      if (!visible(j)) continue;
+      issue_qk<T, Tl>(r_S, q_addr, frag::smem_addr(k_stage(j)));
+      wg::commit();
+      wg::wait_all();
+      wg::fence_regs(r_S);
+      if (!mask.tile_unmasked(wi0, wi1, j * kBc, (j + 1) * kBc)) mask_tile<kBc>(r_S, key_lo, key_hi, j * kBc, lane);
+      if (softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2)) rescale_o(alpha);
+      pack_p<T, kBc>(r_S, r_P);
+      issue_pv<T, Tl>(r_O, r_P, frag::smem_addr(v_stage(j)), v_lbo, v_sbo);
+      wg::commit();
+      wg::wait_all();
+      wg::fence_regs(r_O);
     }
+  } else if (j_last > j_first) {
+    // FlashAttention-3's intra-warpgroup overlap, software-pipelined by one step: step j issues
+    // S_j = Q K_j^T, then O += P_{j-1} V_{j-1}; waits for S_j only (the older group), runs its
+    // softmax while P V runs, then waits for P V and rescales O (P_{j-1} was exponentiated against
+    // the old max). While a wgmma is in flight nothing touches the registers it reads (r_P) or
+    // writes (r_O), and no branch runs: the first S and the last P V are peeled off, and the steps
+    // that need the mask are separate loops from those that do not. Otherwise ptxas serializes
+    // every wgmma of the kernel (checked in the SASS: one WARPGROUP.DEPBAR per HGMMA). Every
+    // warpgroup runs every tile of the block (masked keys give P = 0): causal blocks do a little
+    // extra work on the diagonal.
+    begin_step(j_first);
+    issue_qk<T, Tl>(r_S, q_addr, frag::smem_addr(k_stage(j_first)));
     wg::commit();
     wg::wait_all();
     wg::fence_regs(r_S);
-
-    // Boundary tiles: -inf outside each row's visible keys. Atom t holds r_S[4t .. 4t+3].
-    if (!mask.tile_unmasked(wi0, wi1, j0, j0 + kBc)) {
-#pragma unroll
-      for (int t = 0; t < kNS; ++t)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int i = wi0 + frag::c_row(lane, e), col = j0 + 8 * t + frag::c_col(lane, e);
-          if (col < mask.key_begin(i) || col >= mask.key_end(i)) r_S[4 * t + e] = -INFINITY;
-        }
-    }
-
-    // Online softmax with lazy rescaling (v05).
-    float m_tile[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-    for (int x = 0; x < kBc / 2; ++x) m_tile[(x % 4) / 2] = fmaxf(m_tile[(x % 4) / 2], r_S[x]);
-    bool grow[2], any_grow = false;
-#pragma unroll
-    for (int s = 0; s < 2; ++s) {
-      m_tile[s] = frag::row_allreduce_max(m_tile[s]);
-      grow[s] = (m_tile[s] - m_i[s]) * sl2 > kLazyLog2;
-      any_grow |= grow[s];
-    }
-    if (frag::warp_any(any_grow)) {
-      float alpha[2];
-#pragma unroll
-      for (int s = 0; s < 2; ++s) {
-        alpha[s] = grow[s] ? frag::fast_exp2((m_i[s] - m_tile[s]) * sl2) : 1.f;
-        if (grow[s]) m_i[s] = m_tile[s];
-        l_i[s] *= alpha[s];
-      }
-#pragma unroll
-      for (int x = 0; x < kD / 2; ++x) r_O[x] *= alpha[(x % 4) / 2];
-    }
-    float m_scaled[2];
-#pragma unroll
-    for (int s = 0; s < 2; ++s) m_scaled[s] = m_i[s] == -INFINITY ? 0.f : m_i[s] * sl2;
-    uint32_t r_P[kBc / 16][4];  // P as the A operand, 16 keys per MMA
-#pragma unroll
-    for (int x = 0; x < kBc / 2; x += 2) {
-      const int s = (x % 4) / 2;
-      const float p0 = frag::fast_exp2(fmaf(r_S[x], sl2, -m_scaled[s]));
-      const float p1 = frag::fast_exp2(fmaf(r_S[x + 1], sl2, -m_scaled[s]));
-      l_i[s] += p0 + p1;
-      r_P[x / 8][(x % 8) / 2] = frag::pack2<T>(p0, p1);
-    }
-
-    // O += P V: Bc/16 MMAs of k = 16 keys; the k-th 16-key slice of V starts 16 rows x 128 B in.
-    wg::fence_regs(r_O);
-    wg::fence();
-#pragma unroll
-    for (int g = 0; g < kBc / 16; ++g) {
-      const uint64_t dv = wg::desc(v_addr + g * 16 * 128, v_lbo, v_sbo);
-      if constexpr (kD == 64) wg::wgmma_rs_n64<T>(r_O, r_P[g], dv, 1);
-      else wg::wgmma_rs_n128<T>(r_O, r_P[g], dv, 1);
-    }
+    mask_tile<kBc>(r_S, key_lo, key_hi, j_first * kBc, lane);
+    (void)softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);  // O is still 0: nothing to rescale
+    pack_p<T, kBc>(r_S, r_P);
+    auto step = [&](int j, auto masked) {
+      begin_step(j);
+      issue_qk<T, Tl>(r_S, q_addr, frag::smem_addr(k_stage(j)));
+      wg::commit();
+      issue_pv<T, Tl>(r_O, r_P, frag::smem_addr(v_stage(j - 1)), v_lbo, v_sbo);
+      wg::commit();
+      wg::wait<1>();
+      wg::fence_regs(r_S);
+      if constexpr (decltype(masked)::value) mask_tile<kBc>(r_S, key_lo, key_hi, j * kBc, lane);
+      const bool rescale = softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);  // P_j stays fp32 in r_S
+      wg::wait_all();
+      wg::fence_regs(r_O);
+      if (rescale) rescale_o(alpha);
+      pack_p<T, kBc>(r_S, r_P);  // only now: the P V just waited for read r_P until it completed
+    };
+    // Tiles [ju0, ju1) are unmasked for every row of the block (key_begin and key_end grow with i).
+    const int ju0 = max(j_first + 1, (static_cast<int>(mask.key_begin(i1 - 1)) + kBc - 1) / kBc);
+    const int ju1 = max(ju0, min(j_last, static_cast<int>(mask.key_end(i0)) / kBc));
+    for (int j = j_first + 1; j < ju0 && j < j_last; ++j) step(j, std::true_type{});
+    for (int j = ju0; j < ju1; ++j) step(j, std::false_type{});
+    for (int j = max(ju1, j_first + 1); j < j_last; ++j) step(j, std::true_type{});
+    begin_step(j_last);  // copy group j_last holds V_{j_last - 1}
+    issue_pv<T, Tl>(r_O, r_P, frag::smem_addr(v_stage(j_last - 1)), v_lbo, v_sbo);
     wg::commit();
     wg::wait_all();
     wg::fence_regs(r_O);
@@ -315,14 +407,21 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, hi
   });
 }
 
-#define V06_CONFIG(d, wgs, bc, st, mb)                                                 \
-  Config{d, 64 * (wgs), bc, "d" #d "_wg" #wgs "_bc" #bc "_s" #st "_mb" #mb, \
-         &launch_tile<V06Tile<d, wgs, bc, st, mb>>}
-// Only configurations checked on the H200 are listed (kernels/dev/NOTES.md run 4); V06Tile takes
-// others (kWG 1-3, Bc 128, 3 stages, 2 blocks per SM) for tuning with kernels/dev.
+#define V06_CONFIG(d, wgs, bc, st, mb, ov)                                                      \
+  Config{d, 64 * (wgs), bc, "d" #d "_wg" #wgs "_bc" #bc "_s" #st "_mb" #mb "_ov" #ov, \
+         &launch_tile<V06Tile<d, wgs, bc, st, mb, ov != 0>>}
+// The first configuration listed for a head dim is the default; --br/--bc pick the first one with
+// that tile. The kOverlap = 0 rows are reachable only through kernels/dev's tuning hooks (they
+// measure what the overlap buys). Only configurations checked on the H200 are listed
+// (kernels/dev/NOTES.md); V06Tile takes others for tuning with kernels/dev.
 const Config kConfigs[] = {
-    V06_CONFIG(128, 2, 64, 2, 1),
-    V06_CONFIG(64, 2, 64, 2, 1),
+    V06_CONFIG(128, 2, 128, 3, 1, 1),
+    V06_CONFIG(128, 2, 64, 3, 1, 1),
+    V06_CONFIG(128, 2, 128, 3, 1, 0),
+    V06_CONFIG(128, 2, 64, 2, 1, 0),
+    V06_CONFIG(64, 2, 64, 2, 1, 1),
+    V06_CONFIG(64, 2, 128, 2, 1, 1),
+    V06_CONFIG(64, 2, 64, 2, 1, 0),
 };
 #undef V06_CONFIG
 
@@ -363,8 +462,10 @@ LaunchStatus v06_fa2_wgmma_supports(const AttnProblem& p, const KernelOptions& o
   if (opt.splits) return "v06_fa2_wgmma takes no split-KV (--splits)";
   if (!find_config(p.head_dim, opt.br, opt.bc)) {
     std::string have;
-    for (const Config& c : kConfigs)
-      if (c.d == p.head_dim) have += (have.empty() ? "" : ", ") + std::to_string(c.br) + "x" + std::to_string(c.bc);
+    for (const Config& c : kConfigs) {
+      const std::string tile = std::to_string(c.br) + "x" + std::to_string(c.bc);
+      if (c.d == p.head_dim && have.find(tile) == std::string::npos) have += (have.empty() ? "" : ", ") + tile;
+    }
     return "v06_fa2_wgmma: for head_dim " + std::to_string(p.head_dim) + " (--br x --bc) must be one of " + have;
   }
   return std::nullopt;

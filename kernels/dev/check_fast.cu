@@ -246,6 +246,7 @@ int main(int argc, char** argv) {
   // configuration), "quick" (correctness of the registry defaults on small shapes: for sanitizers).
   const std::string mode = argc > 2 ? argv[2] : "all";
   const bool quick = mode == "quick";
+  const bool v06_only = mode == "v06";  // v06 and its tile configurations only (v05's default timed beside)
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
@@ -273,6 +274,11 @@ int main(int argc, char** argv) {
     v05_tiles.erase(std::remove_if(v05_tiles.begin(), v05_tiles.end(), [](const Variant& v) { return v.wgmma; }),
                     v05_tiles.end());
     std::printf("v06 not run (V06_OK != 1)\n");
+  }
+  if (v06_only) {
+    v05_tiles.erase(std::remove_if(v05_tiles.begin(), v05_tiles.end(), [](const Variant& v) { return !v.wgmma; }),
+                    v05_tiles.end());
+    variants.erase(variants.begin());  // v04
   }
   if (mode == "v06probe") {
     struct PS { int64_t nq, nk, d; bool causal; int64_t wl; };
@@ -319,13 +325,14 @@ int main(int argc, char** argv) {
         if (v.fits(p)) check_case(v, dv, ro, rl, s.qs);
     }
   std::printf("correctness: %d failure(s)\n", g_failures);
-  if (mode != "all") return g_failures ? 1 : 0;
+  if (mode != "all" && !v06_only) return g_failures ? 1 : 0;
 
   // ---- timing ----
   FILE* csv = std::fopen(csv_path, "w");
   std::fprintf(csv, "impl,dtype,head_dim,causal,seqlen,batch,heads,ms,tflops\n");
   std::printf("\n%-14s %-5s %4s %6s %6s %9s %8s\n", "impl", "dtype", "d", "causal", "N", "ms", "TFLOP/s");
-  const int64_t Ns[] = {1024, 4096, 16384};
+  const std::vector<int64_t> Ns = v06_only ? std::vector<int64_t>{1024, 2048, 4096, 16384}
+                                           : std::vector<int64_t>{1024, 4096, 16384};
   for (int64_t d : {64, 128})
     for (DType dt : {DType::bf16, DType::fp16})
       for (int64_t n : Ns)
@@ -339,7 +346,7 @@ int main(int argc, char** argv) {
           vs.insert(vs.begin(), variants.begin(), variants.end());
           for (const Variant& v : vs) {
             if (!v.fits(p) || (v.name == std::string("v04") && n > 4096)) continue;
-            if (dt == DType::fp16 && v.config >= 0) continue;  // the configuration sweep is bf16 only
+            if (dt == DType::fp16 && v.config >= 0 && !v06_only) continue;  // the v05 sweep is bf16 only
             const double ms = time_ms(v, p, dv, n >= 16384 ? 8 : 15);
             if (ms < 0) continue;
             const double tf = conventional_fwd_flops(p) / (ms * 1e-3) / 1e12;

@@ -8,10 +8,11 @@
 // frag::pack2 alone.
 //
 // Protocol: fence_regs (keep the compiler's hands off the accumulators) -> fence() -> wgmma ... ->
-// commit() -> wait_all() -> fence_regs. Shared data written by the generic proxy (cp.async,
-// st.shared) needs fence_proxy_async() in the writing threads before the barrier that precedes
-// the wgmma. Descriptors (PTX ISA 9.7.15.5.1.2): start address, leading byte offset (LBO),
-// stride byte offset (SBO), all >> 4, layout 1 = 128-byte swizzle in bits 62-63.
+// commit() -> wait_all() (or wait<n>(): the n newest groups may still run) -> fence_regs. Shared
+// data written by the generic proxy (cp.async, st.shared) needs fence_proxy_async() in the writing
+// threads before the barrier that precedes the wgmma. Descriptors (PTX ISA 9.7.15.5.1.2): start
+// address, leading byte offset (LBO), stride byte offset (SBO), all >> 4, layout 1 = 128-byte
+// swizzle in bits 62-63.
 //   K-major, 128B swizzle: LBO unused (1), SBO = 1024 (8 rows x 128 bytes).
 //   N-major, 128B swizzle: LBO = from one 8-row group (along K) to the next, SBO = from one
 //   64-element (128-byte) panel along N to the next.
@@ -43,6 +44,12 @@ __device__ inline void fence_regs(float (&r)[N]) {
 __device__ inline void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ inline void commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ inline void wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// Wait until at most kPending of this thread's most recent wgmma groups are still in flight (the
+// older ones, in commit order, are complete).
+template <int kPending>
+__device__ inline void wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
 __device__ inline void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
 // D (64 x 64) (+)= A (64 x 16, shared, K-major) * B (16 x 64; shared, 64 rows of K, K-major)
