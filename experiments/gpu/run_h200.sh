@@ -6,8 +6,9 @@
 #   1. the GPU test suite (verify/kernels/gpu_kernels: every registered variant vs the reference)
 #   2. compute-sanitizer memcheck and 3. racecheck over it (IOATTN_GPU_QUICK: small shapes)
 #   4. the benchmark vs torch SDPA flash/cuDNN (experiments/gpu/bench_sdpa.py)
-#   5. (full mode) the block-size study: v03_fa2_scalar over (Br, Bc) (bench_tiles.py)
-#   6. Nsight Compute DRAM/L2 bytes of every variant at N in {1k, 4k, 16k} (ncu_collect.py)
+#   5. python/example_compare_sdpa.py (the ctypes module on torch tensors, two shapes)
+#   6. (full mode) the block-size study: v03_fa2_scalar over (Br, Bc) (bench_tiles.py)
+#   7. Nsight Compute DRAM/L2 bytes of every variant at N in {1k, 4k, 16k} (ncu_collect.py)
 # then prints a short table last and packs all logs, JSON and CSV into $OUT/h200_results.tar.gz.
 #
 #   run(command="bash experiments/gpu/run_h200.sh [quick]", carry=["build-gpu/carry"])
@@ -39,7 +40,7 @@ cat "$R/context.txt"
 
 # Time caps per stage (seconds): the whole call must stay inside the device's 10-minute limit.
 if [ "$MODE" = quick ]; then SCALE=0.1; T_TEST=90; T_SAN=60; T_BENCH=60; T_NCU=60
-else SCALE=1; T_TEST=150; T_SAN=150; T_BENCH=190; T_NCU=120; fi
+else SCALE=1; T_TEST=150; T_SAN=150; T_BENCH=190; T_NCU=100; fi
 TOOLS="memcheck racecheck"; [ "$MODE" = recheck ] && TOOLS=memcheck
 # Stages 1-3 run side by side (correctness only, nothing is timed there); each has its own cap.
 stage "gpu tests + memcheck + racecheck (in parallel)"
@@ -63,6 +64,15 @@ if [ "$MODE" = recheck ]; then echo "bench skipped (recheck)" | tee -a "$R/summa
 if [ "$MODE" = quick ]; then BQ=--quick; else BQ=; fi
 timeout $T_BENCH python3 experiments/gpu/bench_sdpa.py --out "$R" $BQ > "$R/bench.log" 2>&1
 echo "bench rc=$?" | tee -a "$R/summary.txt"
+fi
+
+stage "python example (ctypes module on torch tensors vs SDPA)"
+if [ "$MODE" = recheck ]; then echo "example skipped (recheck)" | tee -a "$R/summary.txt"; else
+EX=0
+timeout 20 python3 python/example_compare_sdpa.py --seqlen 1000 --head-dim 128 > "$R/example.log" 2>&1 || EX=$?
+timeout 20 python3 python/example_compare_sdpa.py --seqlen 777 --head-dim 64 --causal >> "$R/example.log" 2>&1 || EX=$?
+echo "python example rc=$EX (0: every kernel within the example's error bound)" | tee -a "$R/summary.txt"
+tail -4 "$R/example.log"
 fi
 
 stage tiles
