@@ -15,6 +15,8 @@
 # quick: fewer property cases, bench N in {1k, 4k} d = 128 bf16, ncu at N = 1k only.
 # recheck: tests + memcheck, no racecheck, no bench; ncu only for $NCU_SEQLENS x $NCU_VARIANTS
 #          (to complete or re-verify a full run within the device budget).
+# ncu:     only the Nsight Compute stage, for $NCU_SEQLENS x $NCU_VARIANTS, capped at $NCU_CAP s
+#          (default 400): completes a full run whose ncu stage ran out of time.
 set -u
 MODE=${1:-full}
 ROOT=$(pwd)
@@ -42,6 +44,7 @@ cat "$R/context.txt"
 if [ "$MODE" = quick ]; then SCALE=0.1; T_TEST=90; T_SAN=60; T_BENCH=60; T_NCU=60
 else SCALE=1; T_TEST=150; T_SAN=150; T_BENCH=190; T_NCU=100; fi
 TOOLS="memcheck racecheck"; [ "$MODE" = recheck ] && TOOLS=memcheck
+if [ "$MODE" != ncu ]; then
 # Stages 1-3 run side by side (correctness only, nothing is timed there); each has its own cap.
 stage "gpu tests + memcheck + racecheck (in parallel)"
 IOATTN_RC_SCALE=$SCALE OMP_NUM_THREADS=8 timeout $T_TEST "$C/gpu_kernels" > "$R/test_gpu.log" 2>&1 &
@@ -81,9 +84,12 @@ if [ "$MODE" = full ]; then
   echo "tiles rc=$?" | tee -a "$R/summary.txt"
 else echo "tiles skipped ($MODE)" | tee -a "$R/summary.txt"; fi
 
+fi  # MODE != ncu
+
 stage ncu
+[ "$MODE" = ncu ] && T_NCU=${NCU_CAP:-400}
 if [ "$MODE" = quick ]; then NS=1024; else NS=1024,4096,16384; fi
-[ "$MODE" = recheck ] && NS=${NCU_SEQLENS:-1024}
+[ "$MODE" = recheck ] || [ "$MODE" = ncu ] && NS=${NCU_SEQLENS:-1024}
 timeout $T_NCU python3 experiments/gpu/ncu_collect.py --ioattn "$C/ioattn" --out "$R" --seqlens $NS \
   --variants "${NCU_VARIANTS:-}" > "$R/ncu.log" 2>&1
 echo "ncu rc=$?" | tee -a "$R/summary.txt"
