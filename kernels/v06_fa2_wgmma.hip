@@ -9,6 +9,11 @@
 // mma.sync (v05) tops out near FlashAttention-2's rate on Hopper (the legacy tensor-core path and
 // the ldmatrix traffic per MMA); wgmma is the path to the H200's matrix rate (671-790 TFLOP/s
 // measured for GEMM; cuDNN's attention reaches ~600).
+// Because wgmma is asynchronous, a warpgroup can also overlap its own work (FlashAttention-3's
+// intra-warpgroup pipelining, kOverlap): step j issues S_j = Q K_j^T and then O += P_{j-1} V_{j-1},
+// waits for S_j only, and runs the softmax of S_j on the FP32/SFU units while the tensor cores
+// still work on P V. ptxas keeps the two in flight only if nothing in between touches their
+// registers or branches; otherwise it silently serializes every wgmma (see the loop below).
 // Shared tiles use the 128-byte swizzle wgmma understands: a tile of R rows x d columns is stored
 // as d/64 panels of R rows x 128 bytes; in row r the 16-byte chunk c sits at chunk c ^ (r % 8),
 // so 8 consecutive rows of one chunk hit 8 different bank groups. cp.async writes that layout
@@ -16,25 +21,29 @@
 // the pipeline and the tile skipping are v05's.
 //
 // Tiling: a block is kWG warpgroups, each owning 64 query rows (Br = 64 kWG); Bc keys per tile;
-// kStages-deep cp.async pipeline. Per thread: O d/2 + S Bc/2 fp32 registers.
+// kStages-deep cp.async pipeline. Per thread: O d/2 + S Bc/2 fp32 registers + P Bc/4.
+// Defaults: d = 128: Br 128, Bc 128, 3 stages; d = 64: Br 128, Bc 64, 2 stages (2 blocks per SM).
 //
-// HBM traffic (simulator strategy `fa2`): as v05, with Br = 64 kWG.
+// HBM traffic (simulator strategy `fa2`): as v05, with Br = 128.
 //
-// Measured on the H200 (2026-11-29, run 4 of kernels/dev/NOTES.md; Br 128 (2 warpgroups), Bc 64,
-// 2 stages; TFLOP/s bf16 at N = 1k/4k/16k, SDPA flash / cuDNN in the same run in brackets):
-//   d 128: 315/361/381 (322/341/346 flash, 560/600/606 cuDNN), causal 257/361/395 (234/301/316)
-//   d  64: 329/373/379 (287/299/303 flash, 426/451/452 cuDNN), causal 270/363/401 (214/281/299)
-// That is 0.98-1.34x FlashAttention-2 and 0.56-0.93x cuDNN: the next steps are warp
-// specialization (a producer warpgroup with TMA, consumers with setmaxnreg) and overlapping the
-// softmax of one tile with the Q K^T of the next (FlashAttention-3's ping-pong), not done here.
+// Measured on the H200 (experiments/results/h200/2026-11-29_4f8a955, SDPA in the same run; TFLOP/s
+// bf16, FA2 convention, N = 1k / 4k / 16k, batch x N = 16384, hidden 2048):
+//   d 128 non-causal 321 / 407 / 431 (SDPA flash 302 / 333 / 351, cuDNN 475 / 636 / 656)
+//   d 128 causal     229 / 339 / 419 (flash 222 / 286 / 317)
+//   d  64 non-causal 304 / 346 / 372 (flash 269 / 295 / 303), causal 226 / 324 / 379 (197 / 245 / 285)
+// That is 1.04-1.44x FlashAttention-2 at every N >= 1k (both dtypes) and 0.62-0.89x cuDNN. On the
+// same tiles the overlap alone is worth a median +2% (d 128) and +4% (d 64), -6% to +12% per
+// point; Bc = 128 with 3 stages gave d = 128 more (+9% at 1k, +14% at 16k over Bc 64, 2 stages)
+// (kernels/dev/NOTES.md, runs 5-9). Not done: a TMA producer warpgroup with
+// setmaxnreg, ping-pong between consumer warpgroups, a persistent grid (short N runs one block per
+// SM with nothing to hide its prologue).
 // Run: ioattn run --kernel v06_fa2_wgmma --seqlen 4096 --heads 16 --head-dim 128 --dtype bf16 --check
-//      (configure with -DIOATTN_CUDA_ARCH=90a)
 //
 // Supports: fp16, bf16; d in {64, 128}; any Nq, Nk; causal (bottom-right), windows, GQA/MQA; LSE
 // out; fully masked rows give O = 0, LSE = -inf. Needs sm_90a device code (-DIOATTN_CUDA_ARCH=90a,
-// or nvcc -gencode=arch=compute_90a,code=sm_90a); supports() asks the device once (a one-thread
-// probe kernel) and refuses with that message otherwise. AMD: refused (no wgmma; v05 is the AMD
-// path).
+// or nvcc -gencode=arch=compute_90a,code=sm_90a, which kernels/CMakeLists.txt adds for this file);
+// supports() asks the device once (a one-thread probe kernel) and refuses with that message
+// otherwise. AMD: refused (no wgmma; v05 is the AMD path).
 #include <cmath>
 #include <cstdint>
 #include <iterator>
