@@ -20,7 +20,7 @@
   X(v03b_splitkv_scalar, "splitkv", "fp32,fp16,bf16", "any<=256", true, "v03 + split-KV (Flash-Decoding): keys cut into splits, partial O/LSE combined by log-sum-exp") \
   X(v04_fa2_mma,    "fa2",      "fp16,bf16",      "64,128",   false, "FA2 on matrix cores (mma.sync/MFMA fragments): plain loads, one buffer, mask on every tile") \
   X(v05_fa2_fast,   "fa2",      "fp16,bf16",      "32,64,96,128,256", true, "v04 + cp.async pipeline, padded smem, ldmatrix, P in registers, exp2, boundary-only masks") \
-  X(v06_fa2_wgmma,  "fa2",      "fp16,bf16",      "64,128",   true,  "v05 with Hopper wgmma (warpgroup MMA from swizzled shared tiles), sm_90a only")
+  X(v06_fa2_wgmma,  "fa2",      "fp16,bf16",      "64,128",   true,  "v05 on Hopper wgmma (warpgroup MMA from swizzled shared tiles); softmax of one tile overlaps P*V of the previous (FA3); sm_90a only")
 // clang-format on
 
 namespace ioattn::kernels {

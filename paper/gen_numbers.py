@@ -219,6 +219,30 @@ def block_size(nb: Numbers) -> None:
     for r in choices:
         nb.val(f"block.{r['method']}_br", r["br"])
         nb.val(f"block.{r['method']}_bc", r["bc"])
+    # The same grid measured on the H200 (experiments/gpu/bench_tiles.py: one kernel, the modeled
+    # problem), where committed: the rows with br/bc columns and the modeled problem's shape.
+    same_problem = ("seqlen", "head_dim", "dtype", "batch", "heads")
+    meas_rows, meas_files = style.h200_rows(["impl", "seqlen", "br", "bc", "ms"])
+    meas = [r for r in meas_rows if all(r.get(k) == fit[0][k] for k in same_problem) and r["ms"]]
+    nb.flags["haveBlockMeasured"] = bool(meas)
+    if not meas:
+        return
+    for f in {r["_source"] for r in meas}:
+        nb.sources.add(f)
+    fast = min(meas, key=lambda r: float(r["ms"]))
+    slow = max(meas, key=lambda r: float(r["ms"]))
+    nb.val("block.meas_impl", tex_escape(fast["impl"].split(":", 1)[-1]))
+    nb.val("block.meas_count", str(len(meas)))
+    nb.val("block.meas_best_br", fast["br"])
+    nb.val("block.meas_best_bc", fast["bc"])
+    nb.val("block.meas_best_ms", sig(float(fast["ms"])))
+    nb.val("block.meas_worst_br", slow["br"])
+    nb.val("block.meas_worst_bc", slow["bc"])
+    nb.val("block.meas_spread", sig(float(slow["ms"]) / float(fast["ms"]), 2))
+    nb.flags["blockMeasWider"] = float(slow["ms"]) / float(fast["ms"]) > 2 * max(t) / min(t)
+    big = [r for r in meas if int(r["br"]) == max(int(x["br"]) for x in meas)]
+    nb.val("block.meas_bigbr", max(r["br"] for r in big))
+    nb.val("block.meas_bigbr_spread", sig(max(float(r["ms"]) for r in big) / min(float(r["ms"]) for r in big), 2))
 
 
 def speedup(nb: Numbers, h_rows) -> None:
@@ -556,7 +580,7 @@ def main() -> int:
           f"from {len(nb.sources)} CSV files")
     if missing:
         print("gen_numbers: no data for: " + ", ".join(missing))
-    needs_h200 = ("h200.", "speed.meas", "check.")
+    needs_h200 = ("h200.", "speed.meas", "check.", "block.meas")
     hard = [k for k in missing if not k.startswith(needs_h200)]
     if args.require_committed and hard:
         print(f"gen_numbers: error: the committed data does not back {len(hard)} number(s) of the paper: "
