@@ -12,11 +12,13 @@
 //   exp_h200_model [--h200 DIR] [--out DIR] [--check]
 //
 // Writes sim/h200_model/model.csv.
+#include <csv.h>
+
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include "driver.hpp"
 #include "kernels/launch.hpp"
@@ -26,32 +28,39 @@ using namespace ioattn;
 
 namespace {
 
-// One CSV file as header -> column index and rows of cells. Quoted fields are not expected in the
-// benchmark's numeric CSV; a quote is refused rather than mis-split.
+// One CSV file as header -> column index and rows of cells, parsed by libcsv (RFC 4180: quoted
+// fields, e.g. an error message with commas in it, are one cell).
 struct Table {
   std::map<std::string, size_t> col;
   std::vector<std::vector<std::string>> rows;
 };
 
 Table read_table(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  Table t;
-  std::string line;
-  auto split = [&](const std::string& l) {
-    if (l.find('"') != std::string::npos)
-      throw std::invalid_argument(file.string() + ": quoted CSV fields are not supported here");
+  std::ifstream in(file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  struct Acc {
+    std::vector<std::vector<std::string>> records;
     std::vector<std::string> cells;
-    std::stringstream ss(l);
-    std::string c;
-    while (std::getline(ss, c, ',')) cells.push_back(c);
-    if (!l.empty() && l.back() == ',') cells.emplace_back();
-    return cells;
+  } acc;
+  csv_parser parser;
+  if (csv_init(&parser, CSV_APPEND_NULL) != 0) throw std::runtime_error("libcsv: csv_init failed");
+  auto on_field = [](void* s, size_t len, void* data) {
+    static_cast<Acc*>(data)->cells.emplace_back(static_cast<const char*>(s), len);
   };
-  if (!std::getline(in, line)) return t;
-  const auto head = split(line);
-  for (size_t i = 0; i < head.size(); ++i) t.col[head[i]] = i;
-  while (std::getline(in, line))
-    if (!line.empty()) t.rows.push_back(split(line));
+  auto on_record = [](int /*terminator*/, void* data) {
+    auto* a = static_cast<Acc*>(data);
+    a->records.push_back(std::move(a->cells));
+    a->cells.clear();
+  };
+  const size_t used = csv_parse(&parser, text.data(), text.size(), on_field, on_record, &acc);
+  const bool ok = used == text.size() && csv_fini(&parser, on_field, on_record, &acc) == 0;
+  const std::string why = ok ? "" : csv_strerror(csv_error(&parser));
+  csv_free(&parser);
+  if (!ok) throw std::invalid_argument(file.string() + ": malformed CSV (" + why + ")");
+  Table t;
+  if (acc.records.empty()) return t;
+  for (size_t i = 0; i < acc.records[0].size(); ++i) t.col[acc.records[0][i]] = i;
+  t.rows.assign(std::make_move_iterator(acc.records.begin() + 1), std::make_move_iterator(acc.records.end()));
   return t;
 }
 

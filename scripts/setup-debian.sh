@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake make g++ pkg-config
   libeigen3-dev libomp-dev librapidcheck-dev libgtest-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev libfmt-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libcsv-dev
   hipcc libamdhip64-dev                     # AMD compile check (compiled, not run)
   python3-matplotlib python3-numpy          # plots (Debian's /usr/bin/python3)
   latexmk texlive-latex-base texlive-latex-recommended texlive-latex-extra
