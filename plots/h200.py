@@ -43,11 +43,21 @@ def best_per_variant(rs: list[dict]) -> list[dict]:
     return list(best.values())
 
 
+def without_tile_sweeps(rs: list[dict], files: list) -> tuple[list[dict], list]:
+    """Drop the rows of tile sweeps (br/bc columns: experiments/gpu/bench_tiles.py, one kernel at
+    many tiles of one problem; the block-size study's data, drawn by fig_block_size) and the files
+    left without rows: a sweep point shares its run key with the benchmark's point of that kernel."""
+    kept = [r for r in rs if not (r.get("br") or r.get("bc"))]
+    sources = {r["_source"] for r in kept}
+    return kept, [f for f in files if str(style.rel(f)) in sources]
+
+
 def rows(per_variant: bool = True) -> tuple[list[dict], list]:
-    """Throughput rows of every committed H200 CSV; the forward pass only where a pass column
-    exists. Duplicate points keep the newest tag; with per_variant (default) the tile configs of a
+    """Throughput rows of every committed H200 CSV except tile sweeps; the forward pass only where
+    a pass column exists. Duplicate points keep the newest tag; with per_variant (default) the tile configs of a
     variant collapse to its best one (best_per_variant)."""
     all_rows, files = style.h200_rows(REQUIRED)
+    all_rows, files = without_tile_sweeps(all_rows, files)
     best: dict[tuple, dict] = {}
     for r in all_rows:
         p = (r.get("pass") or r.get("direction") or "fwd").lower()
@@ -107,7 +117,7 @@ def merged_runs() -> tuple[list[dict], list]:
     """One dict per measured run (impl, dtype, d, causal, N, batch, heads), merging the columns of
     every committed H200 CSV that has that run: the benchmark's ms/tflops/peak memory and Nsight
     Compute's DRAM bytes land in one row. Empty cells never overwrite; a newer tag wins a conflict."""
-    rows, files = style.h200_rows(RUN_KEY)
+    rows, files = without_tile_sweeps(*style.h200_rows(RUN_KEY))
     merged: dict[tuple, dict] = {}
     for r in sorted(rows, key=lambda r: r["_tag_time"]):
         try:
