@@ -17,8 +17,19 @@
 #          (to complete or re-verify a full run within the device budget).
 # ncu:     only the Nsight Compute stage, for $NCU_SEQLENS x $NCU_VARIANTS, capped at $NCU_CAP s
 #          (default 400): completes a full run whose ncu stage ran out of time.
+# bench:   only the benchmark (a second sample of a full run's timings: run-to-run spread).
 set -u
 MODE=${1:-full}
+# The stages each mode runs.
+case "$MODE" in
+  full)    STAGES="tests bench example tiles ncu" ;;
+  quick)   STAGES="tests bench example ncu" ;;
+  recheck) STAGES="tests ncu" ;;
+  ncu)     STAGES="ncu" ;;
+  bench)   STAGES="bench" ;;
+  *) echo "run_h200.sh: unknown mode '$MODE' (full, quick, recheck, ncu, bench)" >&2; exit 2 ;;
+esac
+want() { case " $STAGES " in *" $1 "*) return 0 ;; esac; echo "$1 skipped ($MODE)" | tee -a "$R/summary.txt"; return 1; }
 ROOT=$(pwd)
 C=$ROOT/build-gpu/carry
 R=/tmp/h200
@@ -44,9 +55,9 @@ cat "$R/context.txt"
 if [ "$MODE" = quick ]; then SCALE=0.1; T_TEST=90; T_SAN=60; T_BENCH=60; T_NCU=60
 else SCALE=1; T_TEST=150; T_SAN=150; T_BENCH=190; T_NCU=100; fi
 TOOLS="memcheck racecheck"; [ "$MODE" = recheck ] && TOOLS=memcheck
-if [ "$MODE" != ncu ]; then
 # Stages 1-3 run side by side (correctness only, nothing is timed there); each has its own cap.
 stage "gpu tests + memcheck + racecheck (in parallel)"
+if want tests; then
 IOATTN_RC_SCALE=$SCALE OMP_NUM_THREADS=8 timeout $T_TEST "$C/gpu_kernels" > "$R/test_gpu.log" 2>&1 &
 P_TEST=$!
 for tool in $TOOLS; do
@@ -61,16 +72,17 @@ for tool in $TOOLS; do
   echo "compute-sanitizer $tool rc=$? (0: clean and tests passed; 9: sanitizer errors; 1: a check failed; 124: timed out)" | tee -a "$R/summary.txt"
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|named cases|property " "$R/sanitizer_$tool.log" | head -5
 done
+fi
 
 stage bench
-if [ "$MODE" = recheck ]; then echo "bench skipped (recheck)" | tee -a "$R/summary.txt"; else
+if want bench; then
 if [ "$MODE" = quick ]; then BQ=--quick; else BQ=; fi
 timeout $T_BENCH python3 experiments/gpu/bench_sdpa.py --out "$R" $BQ > "$R/bench.log" 2>&1
 echo "bench rc=$?" | tee -a "$R/summary.txt"
 fi
 
 stage "python example (ctypes module on torch tensors vs SDPA)"
-if [ "$MODE" = recheck ]; then echo "example skipped (recheck)" | tee -a "$R/summary.txt"; else
+if want example; then
 EX=0
 timeout 20 python3 python/example_compare_sdpa.py --seqlen 1000 --head-dim 128 > "$R/example.log" 2>&1 || EX=$?
 timeout 20 python3 python/example_compare_sdpa.py --seqlen 777 --head-dim 64 --causal >> "$R/example.log" 2>&1 || EX=$?
@@ -79,14 +91,13 @@ tail -4 "$R/example.log"
 fi
 
 stage tiles
-if [ "$MODE" = full ]; then
+if want tiles; then
   timeout 60 python3 experiments/gpu/bench_tiles.py --out "$R" > "$R/tiles.log" 2>&1
   echo "tiles rc=$?" | tee -a "$R/summary.txt"
-else echo "tiles skipped ($MODE)" | tee -a "$R/summary.txt"; fi
-
-fi  # MODE != ncu
+fi
 
 stage ncu
+if want ncu; then
 [ "$MODE" = ncu ] && T_NCU=${NCU_CAP:-400}
 if [ "$MODE" = quick ]; then NS=1024; else NS=1024,4096,16384; fi
 [ "$MODE" = recheck ] || [ "$MODE" = ncu ] && NS=${NCU_SEQLENS:-1024}
@@ -94,6 +105,7 @@ timeout $T_NCU python3 experiments/gpu/ncu_collect.py --ioattn "$C/ioattn" --out
   --variants "${NCU_VARIANTS:-}" > "$R/ncu.log" 2>&1
 echo "ncu rc=$?" | tee -a "$R/summary.txt"
 tail -3 "$R/ncu.log"
+fi
 
 stage pack
 python3 experiments/gpu/summarize.py "$R" > "$R/table.txt" 2>&1
