@@ -23,9 +23,9 @@
 //
 // Supports: fp16, bf16 (fp32 accumulate); d in {64, 128}; any Nq, Nk; causal (bottom-right),
 // windows, GQA/MQA; LSE out; fully masked rows give O = 0, LSE = -inf.
-// Measured on the H200 (2026-11-29, kernels/dev/NOTES.md run 1): 46-49 TFLOP/s at N = 4k, d 64 and
-// 128, bf16 and fp16, causal or not (v05: 260-300): element-wise fragment loads from unpadded rows
-// conflict in the shared-memory banks and nothing overlaps the loads.
+// Measured on the H200 (experiments/results/h200/2026-11-29_4f8a955): 42-49 TFLOP/s at N = 1k-16k,
+// d 64 and 128, bf16 and fp16, causal or not (v05: 201-326): element-wise fragment loads from
+// unpadded rows conflict in the shared-memory banks and nothing overlaps the loads.
 // Run: ioattn run --kernel v04_fa2_mma --seqlen 1024 --heads 16 --head-dim 128 --dtype bf16 --check
 #include <cmath>
 #include <string>

@@ -30,10 +30,11 @@
 // Supports: fp16, bf16 (fp32 accumulate); d in {32, 64, 96, 128, 256}; any Nq, Nk; causal
 // (bottom-right), sliding windows, GQA/MQA; LSE out; fully masked rows give O = 0, LSE = -inf.
 // Tile sizes: --br/--bc pick one of the compiled configurations (list in the refusal message).
-// Measured on the H200 (2026-11-29, run 2 of kernels/dev/NOTES.md; default configuration per d;
+// Measured on the H200 (experiments/results/h200/2026-11-29_4f8a955; default configuration per d;
 // TFLOP/s at N = 1k/4k/16k, bf16; SDPA flash in the same run in brackets):
-//   d 128 (Br 128, Bc 32, 3 stages): 298/327/334 (331/342/349), causal 246/309/338 (241/304/325)
-//   d  64 (Br 128, Bc 64, 2 stages): 280/314/322 (288/301/308), causal 220/297/325 (213/285/299)
+//   d 128 (Br 128, Bc 32, 3 stages): 279/318/325 (302/333/351), causal 221/277/326 (222/285/317)
+//   d  64 (Br 128, Bc 64, 2 stages): 268/304/306 (269/295/303), causal 203/277/312 (197/245/285)
+// (tuning history: kernels/dev/NOTES.md runs 1-2).
 // Run: ioattn run --kernel v05_fa2_fast --seqlen 4096 --heads 16 --head-dim 128 --dtype bf16 --check
 #include <cmath>
 #include <iterator>
