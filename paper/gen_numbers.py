@@ -222,7 +222,7 @@ def block_size(nb: Numbers) -> None:
     # The same grid measured on the H200 (experiments/gpu/bench_tiles.py: one kernel, the modeled
     # problem), where committed: the rows with br/bc columns and the modeled problem's shape.
     same_problem = ("seqlen", "head_dim", "dtype", "batch", "heads")
-    meas_rows, meas_files = style.h200_rows(["impl", "seqlen", "br", "bc", "ms"])
+    meas_rows, _ = style.h200_rows(["impl", "seqlen", "br", "bc", "ms"])
     meas = [r for r in meas_rows if all(r.get(k) == fit[0][k] for k in same_problem) and r["ms"]]
     nb.flags["haveBlockMeasured"] = bool(meas)
     if not meas:

@@ -54,8 +54,8 @@ def without_tile_sweeps(rs: list[dict], files: list) -> tuple[list[dict], list]:
 
 def rows(per_variant: bool = True) -> tuple[list[dict], list]:
     """Throughput rows of every committed H200 CSV except tile sweeps; the forward pass only where
-    a pass column exists. Duplicate points keep the newest tag; with per_variant (default) the tile configs of a
-    variant collapse to its best one (best_per_variant)."""
+    a pass column exists. Duplicate points keep the newest tag; with per_variant (default) the tile
+    configs of a variant collapse to its best one (best_per_variant)."""
     all_rows, files = style.h200_rows(REQUIRED)
     all_rows, files = without_tile_sweeps(all_rows, files)
     best: dict[tuple, dict] = {}
