@@ -22,7 +22,9 @@
 //
 // Tiling: a block is kWG warpgroups, each owning 64 query rows (Br = 64 kWG); Bc keys per tile;
 // kStages-deep cp.async pipeline. Per thread: O d/2 + S Bc/2 fp32 registers + P Bc/4.
-// Defaults: d = 128: Br 128, Bc 128, 3 stages; d = 64: Br 128, Bc 64, 2 stages (2 blocks per SM).
+// Defaults: d = 128: Br 128, Bc 128, 3 stages (255 registers and 40 bytes of spills per thread,
+// ptxas -v; still the fastest d = 128 configuration measured); d = 64: Br 128, Bc 64, 2 stages
+// (128 registers: 2 blocks per SM).
 //
 // HBM traffic (simulator strategy `fa2`): as v05, with Br = 128.
 //
@@ -287,6 +289,16 @@ __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
     for (int x = 0; x < kD / 2; ++x) r_O[x] *= alpha[(x % 4) / 2];
   };
   float alpha[2];
+  // S_j = Q K_j^T with nothing else in flight, waited for, masked where `masked`, and its softmax:
+  // P_j (fp32) in r_S; returns whether O must be rescaled by alpha.
+  auto s_and_softmax = [&](int j, bool masked) {
+    issue_qk<T, Tl>(r_S, q_addr, frag::smem_addr(k_stage(j)));
+    wg::commit();
+    wg::wait_all();
+    wg::fence_regs(r_S);
+    if (masked) mask_tile<kBc>(r_S, key_lo, key_hi, j * kBc, lane);
+    return softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
+  };
 
   if constexpr (!Tl::kOverlap) {
     // Step j in order: S_j, softmax, O += P_j V_j; each product waited for before the next.
@@ -294,12 +306,7 @@ __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
     for (int j = j_first; j < j_last; ++j) {
       begin_step(j);
       if (!visible(j)) continue;
-      issue_qk<T, Tl>(r_S, q_addr, frag::smem_addr(k_stage(j)));
-      wg::commit();
-      wg::wait_all();
-      wg::fence_regs(r_S);
-      if (!mask.tile_unmasked(wi0, wi1, j * kBc, (j + 1) * kBc)) mask_tile<kBc>(r_S, key_lo, key_hi, j * kBc, lane);
-      if (softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2)) rescale_o(alpha);
+      if (s_and_softmax(j, !mask.tile_unmasked(wi0, wi1, j * kBc, (j + 1) * kBc))) rescale_o(alpha);
       pack_p<T, kBc>(r_S, r_P);
       issue_pv<T, Tl>(r_O, r_P, frag::smem_addr(v_stage(j)), v_lbo, v_sbo);
       wg::commit();
@@ -317,12 +324,7 @@ __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
     // warpgroup runs every tile of the block (masked keys give P = 0): causal blocks do a little
     // extra work on the diagonal.
     begin_step(j_first);
-    issue_qk<T, Tl>(r_S, q_addr, frag::smem_addr(k_stage(j_first)));
-    wg::commit();
-    wg::wait_all();
-    wg::fence_regs(r_S);
-    mask_tile<kBc>(r_S, key_lo, key_hi, j_first * kBc, lane);
-    (void)softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);  // O is still 0: nothing to rescale
+    (void)s_and_softmax(j_first, true);  // O is still 0: nothing to rescale
     pack_p<T, kBc>(r_S, r_P);
     auto step = [&](int j, auto masked) {
       begin_step(j);
