@@ -16,7 +16,8 @@
 # recheck: tests + memcheck, no racecheck, no bench; ncu only for $NCU_SEQLENS x $NCU_VARIANTS
 #          (to complete or re-verify a full run within the device budget).
 # ncu:     only the Nsight Compute stage, for $NCU_SEQLENS x $NCU_VARIANTS, capped at $NCU_CAP s
-#          (default 400): completes a full run whose ncu stage ran out of time.
+#          (default 400): completes a full run whose ncu stage ran out of time. NCU_NAIVE_MAX
+#          (default 4096) is the largest N v01 is profiled at, NCU_RUN_CAP (120 s) one profile's cap.
 # bench:   only the benchmark (a second sample of a full run's timings: run-to-run spread).
 set -u
 MODE=${1:-full}
@@ -102,7 +103,7 @@ if want ncu; then
 if [ "$MODE" = quick ]; then NS=1024; else NS=1024,4096,16384; fi
 [ "$MODE" = recheck ] || [ "$MODE" = ncu ] && NS=${NCU_SEQLENS:-1024}
 timeout $T_NCU python3 experiments/gpu/ncu_collect.py --ioattn "$C/ioattn" --out "$R" --seqlens $NS \
-  --variants "${NCU_VARIANTS:-}" > "$R/ncu.log" 2>&1
+  --variants "${NCU_VARIANTS:-}" --naive-max "${NCU_NAIVE_MAX:-4096}" --timeout "${NCU_RUN_CAP:-120}" > "$R/ncu.log" 2>&1
 echo "ncu rc=$?" | tee -a "$R/summary.txt"
 tail -3 "$R/ncu.log"
 fi
