@@ -13,8 +13,8 @@
 #
 #   run(command="bash experiments/gpu/run_h200.sh [quick]", carry=["build-gpu/carry"])
 # quick: fewer property cases, bench N in {1k, 4k} d = 128 bf16, ncu at N = 1k only.
-# recheck: tests + memcheck, no racecheck, no bench; ncu only for $NCU_SEQLENS x $NCU_VARIANTS
-#          (to complete or re-verify a full run within the device budget).
+# recheck: tests + memcheck + racecheck, no bench; ncu only for $NCU_SEQLENS x $NCU_VARIANTS
+#          (to re-verify changed kernels within the device budget).
 # ncu:     only the Nsight Compute stage, for $NCU_SEQLENS x $NCU_VARIANTS, capped at $NCU_CAP s
 #          (default 400): completes a full run whose ncu stage ran out of time. NCU_NAIVE_MAX
 #          (default 4096) is the largest N v01 is profiled at, NCU_RUN_CAP (120 s) one profile's cap.
@@ -55,7 +55,7 @@ cat "$R/context.txt"
 # Time caps per stage (seconds): the whole call must stay inside the device's 10-minute limit.
 if [ "$MODE" = quick ]; then SCALE=0.1; T_TEST=90; T_SAN=60; T_BENCH=60; T_NCU=60
 else SCALE=1; T_TEST=150; T_SAN=150; T_BENCH=190; T_NCU=100; fi
-TOOLS="memcheck racecheck"; [ "$MODE" = recheck ] && TOOLS=memcheck
+TOOLS="memcheck racecheck"
 # Stages 1-3 run side by side (correctness only, nothing is timed there); each has its own cap.
 stage "gpu tests + memcheck + racecheck (in parallel)"
 if want tests; then
