@@ -57,20 +57,29 @@ def time_ms(fn, iters, budget_s=1.0):
     return times[len(times) // 2], len(times)
 
 
-def save(args, rows):
-    """Write bench.json and bench.csv (rewritten after every config, so a time cap keeps what ran)."""
+def run_context(**extra):
+    """What a results file says about its run: GPU, torch/CUDA versions, date, command, timing."""
+    return dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, cuda=torch.version.cuda,
+                date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), command=" ".join(sys.argv),
+                timing="CUDA events, median, 1 warm-up", **extra)
+
+
+def write_results(out_dir, stem, rows, context):
+    """OUT_DIR/STEM.json (rows with context) and OUT_DIR/STEM.csv (tidy, one row per dict)."""
     if not rows:
         return
-    context = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, cuda=torch.version.cuda,
-                   cudnn=torch.backends.cudnn.version(), date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                   command=" ".join(sys.argv), flop_convention="4*B*H*N^2*d, /2 causal (FA2)",
-                   timing="CUDA events, median, 1 warm-up")
-    with open(os.path.join(args.out, "bench.json"), "w") as f:
+    with open(os.path.join(out_dir, f"{stem}.json"), "w") as f:
         json.dump(dict(context=context, rows=rows), f, indent=1)
-    with open(os.path.join(args.out, "bench.csv"), "w", newline="") as f:
+    with open(os.path.join(out_dir, f"{stem}.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         w.writeheader()
         w.writerows(rows)
+
+
+def save(args, rows):
+    """Write bench.json and bench.csv (rewritten after every config, so a time cap keeps what ran)."""
+    write_results(args.out, "bench", rows,
+                  run_context(cudnn=torch.backends.cudnn.version(), flop_convention="4*B*H*N^2*d, /2 causal (FA2)"))
 
 
 def main():

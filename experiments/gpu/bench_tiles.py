@@ -10,18 +10,15 @@ Writes DIR/tiles.csv (tidy: impl,dtype,head_dim,causal,seqlen,batch,heads,br,bc,
 and DIR/tiles.json (the same rows with context). Never edit them by hand.
 """
 import argparse
-import csv
-import json
 import os
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
 import ioattn  # noqa: E402
-from bench_sdpa import fwd_flops, time_ms  # noqa: E402
+from bench_sdpa import fwd_flops, run_context, time_ms, write_results  # noqa: E402
 
 KERNEL = "v03_fa2_scalar"
 BRS = [8, 16, 32, 64]
@@ -58,15 +55,7 @@ def main():
             print(f"Br={br:3d} Bc={bc:3d} " + (f"{row['ms']:9.3f} ms {row['tflops']:6.2f} TFLOP/s"
                                                 if row["ms"] else f"refused: {row['error']}"), flush=True)
             rows.append(row)
-    context = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, cuda=torch.version.cuda,
-                   date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), command=" ".join(sys.argv),
-                   timing="CUDA events, median, 1 warm-up")
-    with open(os.path.join(args.out, "tiles.json"), "w") as f:
-        json.dump(dict(context=context, rows=rows), f, indent=1)
-    with open(os.path.join(args.out, "tiles.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
+    write_results(args.out, "tiles", rows, run_context())
 
 
 if __name__ == "__main__":
