@@ -20,23 +20,11 @@ ioattn::sim::SweepSpec full_spec() {
   return spec;
 }
 
+// Argument 0: forward only; 1: forward, backward and forward+backward.
 void BM_FullSweep(benchmark::State& state) {
   const auto catalog = ioattn::sim::load_catalog(ioattn::sim::default_catalog_dir());
-  const auto spec = full_spec();
-  size_t rows = 0;
-  for (auto _ : state) {
-    auto r = ioattn::sim::sweep(spec, catalog);
-    rows = r.size();
-    benchmark::DoNotOptimize(r.data());
-  }
-  state.counters["rows"] = static_cast<double>(rows);
-}
-BENCHMARK(BM_FullSweep)->Unit(benchmark::kMillisecond)->MinTime(2.0);
-
-void BM_FullSweepFwdBwd(benchmark::State& state) {
-  const auto catalog = ioattn::sim::load_catalog(ioattn::sim::default_catalog_dir());
   auto spec = full_spec();
-  spec.passes = {ioattn::Pass::fwd, ioattn::Pass::bwd, ioattn::Pass::fwdbwd};
+  if (state.range(0) == 1) spec.passes = {ioattn::Pass::fwd, ioattn::Pass::bwd, ioattn::Pass::fwdbwd};
   size_t rows = 0;
   for (auto _ : state) {
     auto r = ioattn::sim::sweep(spec, catalog);
@@ -45,7 +33,7 @@ void BM_FullSweepFwdBwd(benchmark::State& state) {
   }
   state.counters["rows"] = static_cast<double>(rows);
 }
-BENCHMARK(BM_FullSweepFwdBwd)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_FullSweep)->ArgName("fwdbwd")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 }  // namespace
 
