@@ -7,18 +7,33 @@
 //   - fully masked rows give exactly O = 0 and LSE = -inf;
 //   - unsupported problems are refused with a message, never launched.
 // Named cases beside them: seqlen 1023 vs 1024, (1, 1), Nq > Nk causal, window (0, 0), MQA; every
-// variant with tile sizes at Br/Bc that do not divide the sequence; the same inputs 100 times give
-// bit-identical outputs; the check fails on a NaN (so a forgotten element cannot pass: the harness
-// NaN-poisons O, LSE and the workspace before each launch).
+// variant with tile sizes at Br/Bc that do not divide the sequence; at every head dim a variant's
+// registry entry lists (a few representative ones for "any" / "any<=N", one of them odd) the same
+// inputs 100 times give bit-identical outputs; the check fails on a NaN (so a forgotten element
+// cannot pass: the harness NaN-poisons O, LSE and the workspace before each launch).
+//
+// Coverage, last lines of the output: `variant NAME: N cases run, M refused` for every registered
+// variant, and the test FAILS when a variant ran no case (a build whose v06 refuses everything,
+// e.g. one without sm_90a code, cannot pass). Counted per variant, over the named cases, the
+// determinism check and the properties: N = distinct cases it was launched on (and checked),
+// M = distinct cases its supports() refused. A case is (problem, Br, Bc, splits, input seed,
+// logit_std, which check); RapidCheck repeats of an identical value (small sizes, shrinking after a
+// failure) count once. The deliberately invalid problems of refusals() are not counted.
 //
 // IOATTN_GPU_QUICK=1 (for compute-sanitizer, which slows kernels 10-100x): small named cases
-// in bf16 only, fewer tile sizes, 3 repeats instead of 100; scale the property case counts with IOATTN_RC_SCALE.
+// in bf16 only, fewer tile sizes, 3 repeats instead of 100 on a smaller batch (B=1, Hq=2, Hkv=1);
+// scale the property case counts with IOATTN_RC_SCALE.
 // Without a GPU it prints "SKIPPED: no GPU ..." and exits 77 (ctest reports it as skipped).
 //   ./build-gpu/verify/kernels/gpu_kernels           (RC_SEED=random for a fresh seed)
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -34,6 +49,27 @@ using namespace ioattn;
 using namespace ioattn::verify;
 using kernels::KernelInfo;
 using kernels::KernelOptions;
+
+// Per-variant coverage (see the header): distinct cases launched and refused.
+struct Coverage {
+  std::set<std::string> ran, refused;
+  std::string first_refusal;  // why, for the "ran no case" failure line
+};
+std::map<std::string, Coverage>& coverage() {
+  static std::map<std::string, Coverage> c;
+  return c;
+}
+std::string case_key(std::string_view check, const AttnProblem& p, const KernelOptions& opt, uint64_t seed,
+                     double logit_std = 1.0) {
+  return fmt::format("{} [{}] Br={} Bc={} splits={} seed={} logit_std={}", check, describe(p), opt.br, opt.bc,
+                     opt.splits, seed, logit_std);
+}
+void count_ran(const KernelInfo& k, std::string key) { coverage()[std::string(k.name)].ran.insert(std::move(key)); }
+void count_refused(const KernelInfo& k, std::string key, const std::string& why) {
+  Coverage& c = coverage()[std::string(k.name)];
+  if (c.first_refusal.empty()) c.first_refusal = why;
+  c.refused.insert(std::move(key));
+}
 
 // Runs one variant on one case; RC_FAILs on a launch error. Returns the outputs.
 ref::Forward run_on_gpu(const KernelInfo& k, const Case& c, const KernelOptions& opt) {
@@ -77,10 +113,13 @@ void all_variants_match(const AttnProblem& p, double logit_std, uint64_t seed) {
   int ran = 0;
   for (const KernelInfo& k : kernels::registry()) {
     const KernelOptions opt = gen_options(k, p);
+    const std::string key = case_key("property", p, opt, seed, logit_std);
     if (auto why = k.supports(p, opt)) {
       RC_ASSERT(!why->empty());  // refused with a message, never silently
+      count_refused(k, key, *why);
       continue;
     }
+    count_ran(k, key);  // counted when launched: a failing launch or check still ran
     const ref::Forward out = run_on_gpu(k, c, opt);
     require(check_forward(out, c.ref64, c.baseline, p.dtype),
             fmt::format("{} [{}; Br={} Bc={} logit_std={}]", k.name, describe(p), opt.br, opt.bc, logit_std));
@@ -132,7 +171,12 @@ void named_case(const AttnProblem& p, uint64_t seed, Totals& t) {
     if (k.takes_tile_sizes && !kQuick) opts.push_back({1, 1, 0}), opts.push_back({32, 128, 0});
     if (k.strategy == "splitkv") opts.push_back({0, 0, 5}), opts.push_back({16, 16, 64});
     for (const KernelOptions& opt : opts) {
-      if (k.supports(p, opt)) continue;
+      const std::string key = case_key("named", p, opt, seed);
+      if (auto why = k.supports(p, opt)) {
+        count_refused(k, key, *why);
+        continue;
+      }
+      count_ran(k, key);
       kernels::LaunchStatus st;
       auto dev = kernels::DeviceRun::create(k, p, opt, st);
       kernels::HostOutputs out;
@@ -153,37 +197,107 @@ void named_case(const AttnProblem& p, uint64_t seed, Totals& t) {
   }
 }
 
-// The same inputs 100 times: bit-identical O and LSE (no race, no order-dependent reduction).
+// Head dims the determinism check runs a variant at: every one its registry entry lists
+// ("64,128"), or for "any" / "any<=N" a representative few up to N (59: odd, not a multiple of 8;
+// 320: beyond the tiled variants' 256, for an unbounded "any"). Empty when the entry is unreadable.
+std::vector<int64_t> head_dims_to_check(std::string_view listed) {
+  std::vector<int64_t> dims;
+  if (listed.starts_with("any")) {
+    int64_t max_d = 320;
+    if (listed.starts_with("any<=")) max_d = std::strtoll(std::string(listed.substr(5)).c_str(), nullptr, 10);
+    for (int64_t d : {59, 64, 96, 128, 256, 320})
+      if (d <= max_d) dims.push_back(d);
+    return dims;
+  }
+  std::size_t pos = 0;
+  while (pos < listed.size()) {
+    const std::size_t comma = std::min(listed.find(',', pos), listed.size());
+    const std::string item(listed.substr(pos, comma - pos));
+    char* end = nullptr;
+    const int64_t d = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || d <= 0) return {};
+    dims.push_back(d);
+    pos = comma + 1;
+  }
+  return dims;
+}
+
+// The same inputs 100 times: bit-identical O and LSE (no race, no order-dependent reduction), at
+// every head dim the variant lists; the first run also passes the error rule. A listed head dim
+// the variant refuses in every dtype is a failure (the registry and supports() disagree).
 void determinism(Totals& t) {
+  const int reps = kQuick ? 3 : 100;
   for (const KernelInfo& k : kernels::registry()) {
-    AttnProblem p = shape(2, 4, 2, 203, 113, 64, DType::fp32, true);
-    if (k.supports(p, {})) p.dtype = DType::bf16;
-    if (k.supports(p, {})) continue;
-    const Case c = make_case(p, 7);
-    kernels::LaunchStatus st;
-    auto dev = kernels::DeviceRun::create(k, p, {}, st);
-    kernels::HostOutputs first, next;
-    ++t.ran;
-    if (!dev || (st = dev->upload(c.in.q, c.in.k, c.in.v)) || (st = dev->run()) || (st = dev->download(first))) {
-      ++t.failed;
-      fmt::print("FAIL determinism {}: {}\n", k.name, st.value_or("create failed"));
-      continue;
+    const std::vector<int64_t> dims = head_dims_to_check(k.head_dims);
+    if (dims.empty()) {
+      ++t.ran, ++t.failed;
+      fmt::print("FAIL determinism {}: cannot read head_dims \"{}\" from the registry\n", k.name, k.head_dims);
     }
-    int differing = 0;
-    const int reps = kQuick ? 3 : 100;
-    for (int rep = 1; rep < reps; ++rep) {
-      if ((st = dev->run()) || (st = dev->download(next))) break;
-      if (std::memcmp(first.o.data(), next.o.data(), first.o.size() * sizeof(float)) != 0 ||
-          std::memcmp(first.lse.data(), next.lse.data(), first.lse.size() * sizeof(float)) != 0)
-        ++differing;
-    }
-    if (st || differing) {
-      ++t.failed;
-      fmt::print("FAIL determinism {}: {} of {} repeats differ {}\n", k.name, differing, reps - 1, st.value_or(""));
-    } else {
-      fmt::print("determinism {}: {} runs bit-identical [{}]\n", k.name, reps, describe(p));
+    for (const int64_t d : dims) {
+      AttnProblem p = kQuick ? shape(1, 2, 1, 203, 113, d, DType::fp32, true)
+                             : shape(2, 4, 2, 203, 113, d, DType::fp32, true);
+      kernels::LaunchStatus why;
+      for (DType dt : {DType::fp32, DType::bf16, DType::fp16}) {
+        p.dtype = dt;
+        if (!(why = k.supports(p, {}))) break;
+      }
+      const uint64_t seed = 7;
+      const std::string key = case_key("determinism", p, {}, seed);
+      ++t.ran;
+      if (why) {
+        count_refused(k, key, *why);
+        ++t.failed;
+        fmt::print("FAIL determinism {}: head_dims \"{}\" lists d={}, but every dtype is refused: {}\n", k.name,
+                   k.head_dims, d, *why);
+        continue;
+      }
+      count_ran(k, key);
+      const Case c = make_case(p, seed);
+      kernels::LaunchStatus st;
+      auto dev = kernels::DeviceRun::create(k, p, {}, st);
+      kernels::HostOutputs first, next;
+      if (!dev || (st = dev->upload(c.in.q, c.in.k, c.in.v)) || (st = dev->run()) || (st = dev->download(first))) {
+        ++t.failed;
+        fmt::print("FAIL determinism {}: {} [{}]\n", k.name, st.value_or("create failed"), describe(p));
+        continue;
+      }
+      const ForwardCheck chk = check_forward({first.o, first.lse}, c.ref64, c.baseline, p.dtype);
+      if (!chk.pass()) {
+        ++t.failed;
+        fmt::print("FAIL {}\n", chk.describe(fmt::format("determinism {} [{}]", k.name, describe(p)), seed));
+        continue;
+      }
+      int differing = 0;
+      for (int rep = 1; rep < reps; ++rep) {
+        if ((st = dev->run()) || (st = dev->download(next))) break;
+        if (std::memcmp(first.o.data(), next.o.data(), first.o.size() * sizeof(float)) != 0 ||
+            std::memcmp(first.lse.data(), next.lse.data(), first.lse.size() * sizeof(float)) != 0)
+          ++differing;
+      }
+      if (st || differing) {
+        ++t.failed;
+        fmt::print("FAIL determinism {}: {} of {} repeats differ {} [{}]\n", k.name, differing, reps - 1,
+                   st.value_or(""), describe(p));
+      } else {
+        fmt::print("determinism {}: {} runs bit-identical [{}]\n", k.name, reps, describe(p));
+      }
     }
   }
+}
+
+// One line per registered variant; false when one ran no case at all.
+bool report_coverage() {
+  bool ok = true;
+  for (const KernelInfo& k : kernels::registry()) {
+    const Coverage& c = coverage()[std::string(k.name)];
+    fmt::print("variant {}: {} cases run, {} refused\n", k.name, c.ran.size(), c.refused.size());
+    if (c.ran.empty()) {
+      ok = false;
+      fmt::print("FAIL variant {} ran no case (first refusal: {})\n", k.name,
+                 c.first_refusal.empty() ? "none: it was offered no case" : c.first_refusal);
+    }
+  }
+  return ok;
 }
 
 // The check itself can fail: a single NaN (an element a kernel forgot, left poisoned) and a
@@ -251,5 +365,6 @@ int main() {
       {"gpu_variants_equal_reference", 150, prop_all_variants},
       {"gpu_fast_shapes_equal_reference", 150, prop_fast_shapes},
   });
-  return (t.failed || props) ? 1 : 0;
+  const bool every_variant_ran = report_coverage();
+  return (t.failed || props || !every_variant_ran) ? 1 : 0;
 }
