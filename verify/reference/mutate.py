@@ -20,6 +20,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -101,14 +102,16 @@ def run_suite(build, env, log):
         names = [m.group(1) for m in (re.match(r"property (\S+): FAILED", x) for x in lines) if m]
         if res.returncode != 0 and not names:
             names = [f"{t} (exit {res.returncode})"]
-        if names:
-            first = next((i for i, x in enumerate(lines) if "Falsifiable" in x or "FAILED" in x), 0)
-            log.write("".join(f"    | {x[:200]}\n" for x in lines[first:first + 12]))
+        for i, x in enumerate(lines):  # the counterexample and the rule's line of each failure
+            if x.startswith("Falsifiable"):
+                shown = [y for y in lines[i:i + 40]
+                         if y.strip() and not y.startswith(("ioattn::", "double:", "unsigned long:"))][:10]
+                log.write("".join(f"    | {y[:200]}\n" for y in shown))
         failed += names
     for t in GTESTS:
         res = run([os.path.join(build, "verify/reference", t)], env=env)
         names = sorted(set(m.group(1) for m in
-                           (re.match(r"\[  FAILED  \] (\S+)", x) for x in res.stdout.splitlines()) if m))
+                           (re.match(r"\[  FAILED  \] (\w+\.\w+)", x) for x in res.stdout.splitlines()) if m))
         log.write(f"  {t}: exit {res.returncode}" + (f", failed {', '.join(names)}" if names else "") + "\n")
         if res.returncode != 0 and not names:
             names = [f"{t} (exit {res.returncode})"]
@@ -134,6 +137,7 @@ def main():
         sys.exit(f"mutate.py: --only matches no mutant (known: {', '.join(m[0] for m in MUTANTS)})")
     commit = run(["git", "-C", ROOT, "rev-parse", "HEAD"]).stdout.strip()
     started = datetime.datetime.now(datetime.timezone.utc)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("mutate.py: terminated"))  # so the copy is removed
     tmp = tempfile.mkdtemp(prefix="ioattn-mutate-")
     src, build = os.path.join(tmp, "src"), os.path.join(tmp, "build")
     os.makedirs(src)
