@@ -1,115 +1,171 @@
 #!/usr/bin/env bash
-# experiments/gpu/run_h200.sh: everything the kernels need measured on the H200, in ONE call.
+# experiments/gpu/run_h200.sh: everything the kernels need checked and measured on the H200.
 #
-# Builds nothing: the binaries come prebuilt (sm_90) in build-gpu/carry/ (experiments/gpu/pack.sh,
-# run here before the device call, which carries that folder). Stages, each with its own time cap:
-#   1. the GPU test suite (verify/kernels/gpu_kernels: every registered variant vs the reference)
-#   2. compute-sanitizer memcheck and 3. racecheck over it (IOATTN_GPU_QUICK: small shapes)
-#   4. the benchmark vs torch SDPA flash/cuDNN (experiments/gpu/bench_sdpa.py)
-#   5. python/example_compare_sdpa.py (the ctypes module on torch tensors, two shapes)
-#   6. (full mode) the block-size study: v03_fa2_scalar over (Br, Bc) (bench_tiles.py)
-#   7. Nsight Compute DRAM/L2 bytes of every variant at N in {1k, 4k, 16k} (ncu_collect.py)
-# then prints a short table last and packs all logs, JSON and CSV into $OUT/h200_results.tar.gz.
+#   bash experiments/gpu/run_h200.sh MODE        (from the repository root)
 #
-#   run(command="bash experiments/gpu/run_h200.sh [quick]", carry=["build-gpu/carry"])
-# quick: fewer property cases, bench N in {1k, 4k} d = 128 bf16, ncu at N = 1k only.
-# recheck: tests + memcheck + racecheck, no bench; ncu only for $NCU_SEQLENS x $NCU_VARIANTS
-#          (to re-verify changed kernels within the device budget).
-# ncu:     only the Nsight Compute stage, for $NCU_SEQLENS x $NCU_VARIANTS, capped at $NCU_CAP s
-#          (default 400): completes a full run whose ncu stage ran out of time. NCU_NAIVE_MAX
-#          (default 4096) is the largest N v01 is profiled at, NCU_RUN_CAP (120 s) one profile's cap.
-# bench:   only the benchmark (a second sample of a full run's timings: run-to-run spread).
+# Needs: build-gpu/carry/ beside the working tree, made by experiments/gpu/pack.sh on the build
+# machine (the sm_90 binaries, libioattn_capi.so, the shared libraries the GPU image may lack, the
+# commit they were built from); python3 with torch on the GPU machine; ncu and compute-sanitizer
+# for the stages that use them. Builds nothing. Writes every log, JSON and CSV to a scratch results
+# folder (${TMPDIR:-/tmp}/h200) and packs it into $OUT/h200_results.tar.gz (OUT defaults to that
+# folder's parent); prints a short table last.
+#
+# Stages (each with its own time cap; a stage that would start with too little time left is
+# reported as skipped, never silently dropped):
+#   tests     the GPU suite (verify/kernels/gpu_kernels: every registered variant vs the reference;
+#             one line `variant NAME: N cases run, M refused` per variant, fails when one ran no
+#             case), beside compute-sanitizer memcheck and racecheck over its quick shapes
+#   pybad     python/test_bad_input.py: bad input to the Python front door is refused, nothing is
+#             written outside the outputs (rc 0 = pass)
+#   example   python/example_compare_sdpa.py on two shapes
+#   ncu       Nsight Compute DRAM/L2 bytes of every variant at N in {1k, 4k, 16k} (ncu_collect.py)
+#   ceilings  copy bandwidth and bf16/fp16/fp32 GEMM rates (ceilings.py, two samples)
+#   bench     ioattn vs SDPA flash/cuDNN, the FA2 grid, two samples (bench_sdpa.py)
+#   tiles     v03_fa2_scalar over (Br, Bc) (bench_tiles.py)
+# Modes (first argument) and what they take on the H200:
+#   check    tests pybad example ncu              one call, budget 570 s (tests ~150 s, ncu the rest)
+#   measure  ceilings bench tiles                 one call, budget 480 s (~20 + ~350 + ~40 s)
+#   full     check + measure                      budget 1080 s: more than one 600 s call, for a
+#                                                 machine without that limit
+#   quick    tests pybad bench example ncu, small (fewer cases, bench N in {1k, 4k} d128 bf16,
+#            ncu at N = 1k), budget 400 s
+#   recheck  tests, and ncu for $NCU_SEQLENS x $NCU_VARIANTS, budget 400 s
+#   ncu      only ncu for $NCU_SEQLENS x $NCU_VARIANTS (default N = 1k, all variants), budget
+#            $NCU_CAP (400 s); NCU_NAIVE_MAX (4096) is the largest N v01 is profiled at, NCU_RUN_CAP
+#            (120 s) one profile's cap
+#   bench    only the benchmark (two samples), budget 400 s
+# RUN_BUDGET overrides a mode's budget (seconds).
 set -u
 MODE=${1:-full}
-# The stages each mode runs.
 case "$MODE" in
-  full)    STAGES="tests bench example tiles ncu" ;;
-  quick)   STAGES="tests bench example ncu" ;;
-  recheck) STAGES="tests ncu" ;;
-  ncu)     STAGES="ncu" ;;
-  bench)   STAGES="bench" ;;
-  *) echo "run_h200.sh: unknown mode '$MODE' (full, quick, recheck, ncu, bench)" >&2; exit 2 ;;
+  check)   STAGES="tests pybad example ncu"; BUDGET=570 ;;
+  measure) STAGES="ceilings bench tiles"; BUDGET=480 ;;
+  full)    STAGES="tests pybad example ncu ceilings bench tiles"; BUDGET=1080 ;;
+  quick)   STAGES="tests pybad bench example ncu"; BUDGET=400 ;;
+  recheck) STAGES="tests ncu"; BUDGET=400 ;;
+  ncu)     STAGES="ncu"; BUDGET=${NCU_CAP:-400} ;;
+  bench)   STAGES="bench"; BUDGET=400 ;;
+  *) echo "run_h200.sh: unknown mode '$MODE' (check, measure, full, quick, recheck, ncu, bench)" >&2; exit 2 ;;
 esac
-want() { case " $STAGES " in *" $1 "*) return 0 ;; esac; echo "$1 skipped ($MODE)" | tee -a "$R/summary.txt"; return 1; }
+BUDGET=${RUN_BUDGET:-$BUDGET}
 ROOT=$(pwd)
 C=$ROOT/build-gpu/carry
-R=/tmp/h200
+if [ ! -x "$C/gpu_kernels" ] || [ ! -f "$C/libioattn_capi.so" ] || [ ! -x "$C/ioattn" ]; then
+  echo "run_h200.sh: build-gpu/carry/ lacks gpu_kernels, ioattn or libioattn_capi.so: run experiments/gpu/pack.sh after building (from the repository root)" >&2
+  exit 2
+fi
+R=${TMPDIR:-/tmp}/h200
+OUT=${OUT:-$(dirname "$R")}
 rm -rf "$R" && mkdir -p "$R"
 export LD_LIBRARY_PATH=$C/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export IOATTN_CAPI=$C/libioattn_capi.so PYTHONPATH=$ROOT/python PYTHONUNBUFFERED=1
 T0=$(date +%s)
-stage() { echo "== $1 ($(( $(date +%s) - T0 )) s)"; }
+RESERVE=20  # seconds kept for the summary and the packing
+stage() { echo "== $1 ($(( $(date +%s) - T0 )) s of $BUDGET)"; }
+note() { echo "$1" | tee -a "$R/summary.txt"; }
+# cap WANT: the seconds a stage may take: WANT, or what is left of the budget; 0 when under 10 s.
+cap() { local left=$(( BUDGET - ($(date +%s) - T0) - RESERVE )); local c=$(( $1 < left ? $1 : left )); [ "$c" -lt 10 ] && c=0; echo "$c"; }
+# want STAGE [WANT]: true when this mode runs STAGE and there is time for it (sets CAP).
+want() {
+  case " $STAGES " in *" $1 "*) ;; *) note "$1 skipped (not in mode $MODE)"; return 1 ;; esac
+  CAP=$(cap "${2:-600}")
+  if [ "$CAP" -eq 0 ]; then note "$1 NOT RUN: no time left in the $BUDGET s budget"; return 1; fi
+  return 0
+}
 
 stage context
 {
   echo "commit: $(cat "$C/COMMIT" 2>/dev/null)"
-  echo "built: $(cat "$C/BUILT" 2>/dev/null)"
+  echo "built: $(tr '\n' ' ' 2>/dev/null < "$C/BUILT")"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "command: bash experiments/gpu/run_h200.sh $MODE (NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-})"
+  echo "command: bash experiments/gpu/run_h200.sh $MODE (budget $BUDGET s; NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-})"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
   uname -r
 } > "$R/context.txt" 2>&1
 cat "$R/context.txt"
 
-# Time caps per stage (seconds): the whole call must stay inside the device's 10-minute limit.
-if [ "$MODE" = quick ]; then SCALE=0.1; T_TEST=90; T_SAN=60; T_BENCH=60; T_NCU=60
-else SCALE=1; T_TEST=150; T_SAN=150; T_BENCH=190; T_NCU=100; fi
-TOOLS="memcheck racecheck"
-# Stages 1-3 run side by side (correctness only, nothing is timed there); each has its own cap.
+if [ "$MODE" = quick ]; then SCALE=0.1; else SCALE=1; fi
+
+# tests: the suite and the two sanitizers side by side (correctness only, nothing is timed there).
 stage "gpu tests + memcheck + racecheck (in parallel)"
-if want tests; then
-IOATTN_RC_SCALE=$SCALE OMP_NUM_THREADS=8 timeout $T_TEST "$C/gpu_kernels" > "$R/test_gpu.log" 2>&1 &
-P_TEST=$!
-for tool in $TOOLS; do
-  IOATTN_GPU_QUICK=1 IOATTN_RC_SCALE=0.02 OMP_NUM_THREADS=4 timeout $T_SAN \
-    compute-sanitizer --tool $tool --error-exitcode 9 "$C/gpu_kernels" > "$R/sanitizer_$tool.log" 2>&1 &
-  eval "P_$tool=\$!"
-done
-wait $P_TEST; echo "gpu_kernels rc=$? (0 pass, 1 a check failed, 124 timed out)" | tee -a "$R/summary.txt"
-grep -E "FAIL|property |named cases|SKIPPED" "$R/test_gpu.log" | head -30
-for tool in $TOOLS; do
-  eval "wait \$P_$tool"
-  echo "compute-sanitizer $tool rc=$? (0: clean and tests passed; 9: sanitizer errors; 1: a check failed; 124: timed out)" | tee -a "$R/summary.txt"
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|named cases|property " "$R/sanitizer_$tool.log" | head -5
-done
+if want tests 150; then
+  IOATTN_RC_SCALE=$SCALE OMP_NUM_THREADS=8 timeout "$CAP" "$C/gpu_kernels" > "$R/test_gpu.log" 2>&1 &
+  P_TEST=$!
+  for tool in memcheck racecheck; do
+    IOATTN_GPU_QUICK=1 IOATTN_RC_SCALE=0.02 OMP_NUM_THREADS=4 timeout "$CAP" \
+      compute-sanitizer --tool $tool --error-exitcode 9 "$C/gpu_kernels" > "$R/sanitizer_$tool.log" 2>&1 &
+    eval "P_$tool=\$!"
+  done
+  wait $P_TEST; note "gpu_kernels rc=$? (0 pass, 1 a check failed or a variant ran no case, 124 timed out)"
+  grep -E "^variant |FAIL|SKIPPED" "$R/test_gpu.log" | head -40 | tee -a "$R/summary.txt"
+  grep -E "property |named cases" "$R/test_gpu.log" | head -20
+  for tool in memcheck racecheck; do
+    eval "wait \$P_$tool"
+    note "compute-sanitizer $tool rc=$? (0: clean and tests passed; 9: sanitizer errors; 1: a check failed; 124: timed out)"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$R/sanitizer_$tool.log" | head -3 | tee -a "$R/summary.txt"
+  done
 fi
 
-stage bench
-if want bench; then
-if [ "$MODE" = quick ]; then BQ=--quick; else BQ=; fi
-timeout $T_BENCH python3 experiments/gpu/bench_sdpa.py --out "$R" $BQ > "$R/bench.log" 2>&1
-echo "bench rc=$?" | tee -a "$R/summary.txt"
+stage "python bad-input test"
+if want pybad 60; then
+  timeout "$CAP" python3 python/test_bad_input.py > "$R/pybad.log" 2>&1
+  note "python bad-input test rc=$? (0: every bad input refused, nothing written outside the outputs; 77: skipped, no GPU)"
+  tail -1 "$R/pybad.log" | tee -a "$R/summary.txt"
 fi
 
 stage "python example (ctypes module on torch tensors vs SDPA)"
-if want example; then
-EX=0
-timeout 20 python3 python/example_compare_sdpa.py --seqlen 1000 --head-dim 128 > "$R/example.log" 2>&1 || EX=$?
-timeout 20 python3 python/example_compare_sdpa.py --seqlen 777 --head-dim 64 --causal >> "$R/example.log" 2>&1 || EX=$?
-echo "python example rc=$EX (0: every kernel within the example's error bound)" | tee -a "$R/summary.txt"
-tail -4 "$R/example.log"
-fi
-
-stage tiles
-if want tiles; then
-  timeout 60 python3 experiments/gpu/bench_tiles.py --out "$R" > "$R/tiles.log" 2>&1
-  echo "tiles rc=$?" | tee -a "$R/summary.txt"
+if want example 60; then
+  EX=0
+  H=$(( CAP / 2 ))
+  timeout "$H" python3 python/example_compare_sdpa.py --seqlen 1000 --head-dim 128 > "$R/example.log" 2>&1 || EX=$?
+  timeout "$H" python3 python/example_compare_sdpa.py --seqlen 777 --head-dim 64 --causal >> "$R/example.log" 2>&1 || EX=$?
+  note "python example rc=$EX (0: every kernel within the example's error bound)"
+  tail -4 "$R/example.log"
 fi
 
 stage ncu
-if want ncu; then
-[ "$MODE" = ncu ] && T_NCU=${NCU_CAP:-400}
-if [ "$MODE" = quick ]; then NS=1024; else NS=1024,4096,16384; fi
-[ "$MODE" = recheck ] || [ "$MODE" = ncu ] && NS=${NCU_SEQLENS:-1024}
-timeout $T_NCU python3 experiments/gpu/ncu_collect.py --ioattn "$C/ioattn" --out "$R" --seqlens $NS \
-  --variants "${NCU_VARIANTS:-}" --naive-max "${NCU_NAIVE_MAX:-4096}" --timeout "${NCU_RUN_CAP:-120}" > "$R/ncu.log" 2>&1
-echo "ncu rc=$?" | tee -a "$R/summary.txt"
-tail -3 "$R/ncu.log"
+# ncu takes what is left of the budget, except where later stages follow it (full, quick).
+case "$MODE" in full|quick) NCU_WANT=300 ;; *) NCU_WANT=600 ;; esac
+if want ncu $NCU_WANT; then
+  if [ "$MODE" = quick ]; then NS=1024; else NS=1024,4096,16384; fi
+  case "$MODE" in recheck|ncu) NS=${NCU_SEQLENS:-1024} ;; esac
+  timeout "$CAP" python3 experiments/gpu/ncu_collect.py --ioattn "$C/ioattn" --out "$R" --seqlens "$NS" \
+    --variants "${NCU_VARIANTS:-}" --naive-max "${NCU_NAIVE_MAX:-4096}" --timeout "${NCU_RUN_CAP:-120}" \
+    --time-cap $(( CAP > 20 ? CAP - 5 : CAP )) > "$R/ncu.log" 2>&1
+  note "ncu rc=$?"
+  tail -3 "$R/ncu.log"
+fi
+
+stage ceilings
+if want ceilings 60; then
+  timeout "$CAP" python3 experiments/gpu/ceilings.py --out "$R" > "$R/ceilings.log" 2>&1
+  note "ceilings rc=$? (0: measured and every check passed)"
+  tail -8 "$R/ceilings.log"
+fi
+
+stage bench
+# The bench leaves room for the tiles after it (mode measure/full).
+case " $STAGES " in *" tiles "*) BENCH_WANT=$(( $(cap 600) - 60 )) ;; *) BENCH_WANT=600 ;; esac
+if want bench "$BENCH_WANT"; then
+  if [ "$MODE" = quick ]; then BQ=--quick; else BQ=; fi
+  timeout "$CAP" python3 experiments/gpu/bench_sdpa.py --out "$R" $BQ --samples 2 --deadline-s $(( CAP > 80 ? CAP - 40 : CAP / 2 )) \
+    > "$R/bench.log" 2>&1
+  note "bench rc=$?"
+  tail -1 "$R/bench.log" | tee -a "$R/summary.txt"
+fi
+
+stage tiles
+if want tiles 60; then
+  timeout "$CAP" python3 experiments/gpu/bench_tiles.py --out "$R" > "$R/tiles.log" 2>&1
+  note "tiles rc=$?"
 fi
 
 stage pack
 python3 experiments/gpu/summarize.py "$R" > "$R/table.txt" 2>&1
-tar czf "$OUT/h200_results.tar.gz" -C /tmp h200
+echo "total: $(( $(date +%s) - T0 )) s (budget $BUDGET s)" | tee -a "$R/summary.txt"
+mkdir -p "$OUT"
+tar czf "$OUT/h200_results.tar.gz" -C "$(dirname "$R")" "$(basename "$R")"
+ls -l "$OUT/h200_results.tar.gz"
 cat "$R/summary.txt"
-cat "$R/table.txt"
+tail -c 9000 "$R/table.txt"
