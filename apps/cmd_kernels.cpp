@@ -1,9 +1,13 @@
 // apps/cmd_kernels.cpp: `ioattn run` (one GPU kernel variant on one problem) and `ioattn kernels`
 // (the ladder, with what each variant supports).
 //
-//   ioattn kernels
+//   ioattn kernels [--config [problem flags] [--br --bc --splits]]
 //   ioattn run --kernel v03_fa2_scalar --seqlen 1024 --heads 16 --head-dim 128 --dtype bf16 --check
 //
+// `kernels` lists the ladder (one line per variant: scripts read the first word of each line);
+// with --config it adds the launch configuration every variant would use for one problem on this GPU (tile, stages, threads, shared memory, CTAs per SM, grid, grid order; the
+// registry's config(), the same code path as the launch) or why it refuses it. `run` prints that
+// line for the problem it runs.
 // `run` generates inputs with the reference's generator (reference/reference.hpp, --seed), runs
 // the kernel once on NaN-poisoned outputs, times --iters launches (CUDA/HIP events, median) and
 // reports TFLOP/s by the FlashAttention-2 convention (include/ioattn/flops.hpp). --check compares
@@ -41,14 +45,49 @@ std::string kernel_names() {
   return names;
 }
 
-int list_kernels() {
+std::string shape_of(const AttnProblem& p) {
+  return fmt::format(
+      "batch={} heads_q={} heads_kv={} seqlen_q={} seqlen_k={} head_dim={} dtype={} causal={} window={},{}",
+      p.batch, p.heads_q, p.heads_kv, p.seqlen_q, p.seqlen_k, p.head_dim, dtype_name(p.dtype), p.causal ? 1 : 0,
+      p.window_left, p.window_right);
+}
+
+void check_options(const kernels::KernelOptions& opt) {
+  if (opt.br < 0 || opt.bc < 0 || opt.splits < 0) throw UsageError("--br, --bc, --splits must be >= 0");
+}
+
+struct ListFlags {
+  ProblemFlags problem;
+  kernels::KernelOptions opt;
+  bool config = false;
+};
+
+int list_kernels(const ListFlags& f) {
+  const AttnProblem p = f.problem.problem();
+  check_options(f.opt);
   fmt::print("{:<18} {:<9} {:<15} {:<10} {:<6} {}\n", "variant", "strategy", "dtypes", "head_dim",
              "tiles", "idea");
   for (const auto& k : kernels::registry())
     fmt::print("{:<18} {:<9} {:<15} {:<10} {:<6} {}\n", k.name, k.strategy, k.dtypes, k.head_dims,
                k.takes_tile_sizes ? "br,bc" : "-", k.idea);
-  if (!kernels::built_with_gpu())
+  if (!kernels::built_with_gpu()) {
     fmt::print("\n(this build has no GPU support: nvcc was not found, `ioattn run` is disabled)\n");
+    return 0;
+  }
+  if (!f.config) return 0;
+  fmt::print("\nlaunch configuration for {}\n", shape_of(p));
+  if (auto why = kernels::gpu_unavailable()) {
+    fmt::print("(not available: {}; the CTAs per SM come from the device)\n", *why);
+    return 0;
+  }
+  fmt::print("on {}:\n", kernels::device_description());
+  for (const auto& k : kernels::registry()) {
+    kernels::LaunchConfig c;
+    if (auto e = k.config(p, f.opt, c))
+      fmt::print("{:<20} refused: {}\n", k.name, *e);
+    else
+      fmt::print("{:<20} {}\n", k.name, kernels::format_config(c, ' '));
+  }
   return 0;
 }
 
@@ -59,9 +98,11 @@ int run_kernel(const RunFlags& f) {
   if (!k) throw UsageError(fmt::format("unknown kernel '{}' (known: {})", f.kernel, kernel_names()));
   const AttnProblem p = f.problem.problem();
   if (f.iters < 1) throw UsageError("--iters must be >= 1");
-  if (f.opt.br < 0 || f.opt.bc < 0 || f.opt.splits < 0) throw UsageError("--br, --bc, --splits must be >= 0");
+  check_options(f.opt);
   if (auto e = k->supports(p, f.opt)) throw UsageError(*e);  // names the variant and the constraint
   if (auto e = kernels::gpu_unavailable()) throw UsageError(*e);
+  kernels::LaunchConfig cfg;  // what the launch below uses (same code path)
+  if (auto e = k->config(p, f.opt, cfg)) throw UsageError(fmt::format("{}: {}", k->name, *e));
   if (f.check)
     if (auto e = ref::memory_error(p, ref::Algorithm::naive_forward))
       throw UsageError(fmt::format("--check: {}", *e));
@@ -86,16 +127,14 @@ int run_kernel(const RunFlags& f) {
   std::optional<kernels::CheckResult> chk;
   if (f.check) chk = kernels::check_outputs(p, kernels::expected_outputs(p, in), out);
 
-  const std::string shape = fmt::format(
-      "batch={} heads_q={} heads_kv={} seqlen_q={} seqlen_k={} head_dim={} dtype={} causal={} window={},{}",
-      p.batch, p.heads_q, p.heads_kv, p.seqlen_q, p.seqlen_k, p.head_dim, dtype_name(p.dtype),
-      p.causal ? 1 : 0, p.window_left, p.window_right);
+  const std::string shape = shape_of(p);
   if (f.json) {
     nlohmann::json j = {{"kernel", k->name},       {"device", kernels::device_description()},
                         {"problem", shape},        {"iters", t.iters},
                         {"median_ms", t.median_ms}, {"min_ms", t.min_ms},
                         {"max_ms", t.max_ms},      {"tflops", tflops},
-                        {"device_bytes", dev->device_bytes()}, {"seed", f.problem.seed}};
+                        {"device_bytes", dev->device_bytes()}, {"seed", f.problem.seed},
+                        {"config", kernels::format_config(cfg, ';')}};
     if (chk) {
       j["check_pass"] = chk->pass();
       j["o_max_err"] = chk->o.out.max_err;
@@ -106,6 +145,7 @@ int run_kernel(const RunFlags& f) {
     fmt::print("{}\n", j.dump());
   } else {
     fmt::print("kernel  {}\ndevice  {}\nproblem {}\n", k->name, kernels::device_description(), shape);
+    fmt::print("config  {}\n", kernels::format_config(cfg, ' '));
     fmt::print("time    median {:.4f} ms (min {:.4f}, max {:.4f}, {} iters)  {:.2f} TFLOP/s (FA2 convention)\n",
                t.median_ms, t.min_ms, t.max_ms, t.iters, tflops);
     fmt::print("memory  {:.1f} MiB on the device (inputs, outputs, workspace)\n",
@@ -118,8 +158,21 @@ int run_kernel(const RunFlags& f) {
 }  // namespace
 
 void add_kernel_commands(CLI::App& root, Commands& out) {
-  auto* list = root.add_subcommand("kernels", "List the GPU kernel variants (the ladder) and what each supports");
-  out.push_back({list, [] { return list_kernels(); }});
+  auto lflags = std::make_shared<ListFlags>();
+  auto* list = root.add_subcommand(
+      "kernels", "List the GPU kernel variants (the ladder), what each supports, and the launch configuration "
+                 "each would use for one problem");
+  lflags->problem.default_heads = 16;
+  lflags->problem.default_seqlen = 4096;
+  lflags->problem.head_dim = 128;
+  lflags->problem.dtype = "bf16";
+  lflags->problem.add_to(*list);
+  list->add_flag("--config", lflags->config,
+                 "also print the launch configuration each variant would use for the problem (needs a GPU)");
+  list->add_option("--br", lflags->opt.br, "query rows per block Br (0 = each variant's default)");
+  list->add_option("--bc", lflags->opt.bc, "key rows per block Bc (0 = each variant's default)");
+  list->add_option("--splits", lflags->opt.splits, "key splits (split-KV variants; 0 = default)");
+  out.push_back({list, [lflags] { return list_kernels(*lflags); }});
 
   auto flags = std::make_shared<RunFlags>();
   auto* run = root.add_subcommand("run", "Run one GPU kernel variant on one problem (time it; --check it)");

@@ -39,6 +39,48 @@ struct KernelOptions {
 // the device, so an unsupported problem never reaches a kernel.
 using LaunchStatus = std::optional<std::string>;
 
+// The launch configuration a variant REALLY uses for one (problem, options), as its launch path
+// resolves it (kernels/launcher.hpp: config() walks the same code as launch() without enqueuing).
+// Fields describe the variant's main kernel (v01: pass 1, the scores; v03b: the partial pass):
+//   br, bc       query rows / key columns per tile after defaults are resolved (0: no tile, v01)
+//   stages       depth of the K/V shared-memory pipeline (1: a single buffer, or none)
+//   threads      threads per CTA (block)
+//   smem_bytes   shared memory (LDS) per CTA: dynamic + static
+//   ctas_per_sm  CTAs of this kernel instance resident per SM (CU), from the runtime's occupancy
+//                calculator for the current device (so config() needs a GPU); never 0: a kernel of
+//                which no CTA fits is refused
+//   grid_x/y/z   grid of the main kernel
+//   launches     kernel launches per forward (v01: 3, v03b: 2, others 1)
+//   splits       key splits (split-KV; 0 for the others)
+//   grid_order   how CTA indices map onto (batch, head, query block), one word of:
+//     bh_major          1-D grid, CTA = (b*Hq + h)*Tr + query_block: all query blocks of one head
+//                       are dispatched together (v03)
+//     bh_major_chunks   1-D grid, CTA = (b*Hq + h)*chunks + chunk, a chunk being kChunk = 8
+//                       consecutive query blocks walked by one CTA in FA1 order (v02)
+//     bh_major_splits   1-D grid, CTA = ((b*Hq + h)*Tr + query_block)*splits + split: the splits of
+//                       one query block together, then bh_major (v03b's partial pass)
+//     qblock_major      2-D grid, x = b*Hq + h (fastest), y = query block: all heads of one query
+//                       block are dispatched together (v04)
+//     qblock_major_rev  as qblock_major, but CTA y computes query block Tr-1-y: the heavy (late,
+//                       under a causal mask) query blocks first (v05, v06)
+//     rows_strided      grid-stride loops over elements or rows; a CTA owns no tile (v01)
+struct LaunchConfig {
+  int br = 0;
+  int bc = 0;
+  int stages = 1;
+  int threads = 0;
+  std::size_t smem_bytes = 0;
+  int ctas_per_sm = 0;
+  int64_t grid_x = 0, grid_y = 1, grid_z = 1;
+  int launches = 1;
+  int splits = 0;
+  std::string grid_order;
+};
+
+// "br=128<sep>bc=128<sep>stages=3<sep>...<sep>grid_order=qblock_major_rev": every field, in the
+// order of the struct. The C ABI (ioattn_kernel_config) uses sep ';', the CLI ' '.
+std::string format_config(const LaunchConfig& c, char sep);
+
 struct KernelInfo {
   std::string_view name;         // registry key, e.g. "v03_fa2_scalar"
   std::string_view idea;         // one line: what this variant adds over the previous one
@@ -55,12 +97,20 @@ struct KernelInfo {
   // points to workspace_bytes(p, opt) bytes of device memory (may be nullptr when that is 0).
   LaunchStatus (*launch)(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
                          void* workspace, void* stream) = nullptr;
+  // The configuration launch(p, opt) would use on the current device (LaunchConfig above);
+  // refuses exactly what launch refuses (same checks, same code path), and needs a GPU for the
+  // occupancy.
+  LaunchStatus (*config)(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) = nullptr;
 };
 
-// What a variant file defines: three free functions named after the variant id (the file's stem),
+// What a variant file defines: four free functions named after the variant id (the file's stem),
 // declared by this macro in the variant file and in registry.cpp, e.g.
 //   IOATTN_DECLARE_VARIANT(v01_naive)  ->  v01_naive_supports, v01_naive_workspace_bytes,
-//                                          v01_naive_launch
+//                                          v01_naive_launch, v01_naive_config
+// launch and config share one launch path written against kernels/launcher.hpp's Launcher: the
+// path resolves tiles and grid and calls Launcher::main (the kernel LaunchConfig describes) and
+// Launcher::aux (any other launch); launch() runs it to enqueue, config() to describe. A
+// configuration is therefore never typed twice, and config() cannot drift from launch().
 #define IOATTN_DECLARE_VARIANT(id)                                                              \
   ::ioattn::kernels::LaunchStatus id##_supports(const ::ioattn::AttnProblem& p,                  \
                                                 const ::ioattn::kernels::KernelOptions& opt);    \
@@ -68,7 +118,10 @@ struct KernelInfo {
                                    const ::ioattn::kernels::KernelOptions& opt);                 \
   ::ioattn::kernels::LaunchStatus id##_launch(                                                   \
       const ::ioattn::AttnProblem& p, const ::ioattn::kernels::DeviceTensors& t,                 \
-      const ::ioattn::kernels::KernelOptions& opt, void* workspace, void* stream)
+      const ::ioattn::kernels::KernelOptions& opt, void* workspace, void* stream);                \
+  ::ioattn::kernels::LaunchStatus id##_config(const ::ioattn::AttnProblem& p,                    \
+                                              const ::ioattn::kernels::KernelOptions& opt,      \
+                                              ::ioattn::kernels::LaunchConfig& out)
 
 // True when this build has the GPU variants (nvcc found); otherwise the registry holds metadata
 // only and every launch answers "built without GPU support".

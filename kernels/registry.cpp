@@ -1,13 +1,17 @@
 // kernels/registry.cpp: the ladder, in order, as one table of name -> (metadata, launcher).
 //
-// To add a variant: write kernels/vNN_name.hip defining vNN_name_{supports,workspace_bytes,launch}
-// (see IOATTN_DECLARE_VARIANT in launch.hpp), add its file to IOATTN_KERNEL_VARIANTS in
-// kernels/CMakeLists.txt, and add ONE line to IOATTN_LADDER below. Tests, CLI, C ABI and the
-// benchmark pick it up from here.
+// To add a variant: write kernels/vNN_name.hip defining vNN_name_{supports,workspace_bytes,launch,
+// config} (see IOATTN_DECLARE_VARIANT in launch.hpp). Write the launch path once against
+// kernels/launcher.hpp (Launcher::main for the kernel LaunchConfig describes, Launcher::aux for any
+// other launch); launch() runs it with Launcher::enqueue(stream), config() with describe_launch(),
+// so the reported tile, grid and occupancy are the launched ones. Then add its file to
+// IOATTN_KERNEL_VARIANTS in kernels/CMakeLists.txt and ONE line to IOATTN_LADDER below. Tests,
+// CLI, C ABI and the benchmark pick it up from here.
 //
 // Without nvcc this file is the whole library: the metadata still lists the ladder, and every
 // launch answers "built without GPU support".
 #include <algorithm>
+#include <string>
 
 #include "kernels/launch.hpp"
 
@@ -29,7 +33,7 @@ namespace ioattn::kernels {
 #define IOATTN_DECLARE(id, ...) IOATTN_DECLARE_VARIANT(id);
 IOATTN_LADDER(IOATTN_DECLARE)
 #undef IOATTN_DECLARE
-#define IOATTN_OPS(id) &id##_supports, &id##_workspace_bytes, &id##_launch
+#define IOATTN_OPS(id) &id##_supports, &id##_workspace_bytes, &id##_launch, &id##_config
 bool built_with_gpu() { return true; }
 #else
 namespace {
@@ -39,8 +43,9 @@ std::size_t no_gpu_workspace(const AttnProblem&, const KernelOptions&) { return 
 LaunchStatus no_gpu_launch(const AttnProblem&, const DeviceTensors&, const KernelOptions&, void*, void*) {
   return kNoGpu;
 }
+LaunchStatus no_gpu_config(const AttnProblem&, const KernelOptions&, LaunchConfig&) { return kNoGpu; }
 }  // namespace
-#define IOATTN_OPS(id) &no_gpu_supports, &no_gpu_workspace, &no_gpu_launch
+#define IOATTN_OPS(id) &no_gpu_supports, &no_gpu_workspace, &no_gpu_launch, &no_gpu_config
 bool built_with_gpu() { return false; }
 #endif
 
@@ -52,6 +57,29 @@ const KernelInfo kLadder[] = {IOATTN_LADDER(IOATTN_ENTRY)};
 }  // namespace
 
 std::span<const KernelInfo> registry() { return kLadder; }
+
+std::string format_config(const LaunchConfig& c, char sep) {
+  std::string s;
+  auto add = [&](const char* key, const std::string& value) {
+    if (!s.empty()) s += sep;
+    s += key;
+    s += '=';
+    s += value;
+  };
+  add("br", std::to_string(c.br));
+  add("bc", std::to_string(c.bc));
+  add("stages", std::to_string(c.stages));
+  add("threads", std::to_string(c.threads));
+  add("smem_bytes", std::to_string(c.smem_bytes));
+  add("ctas_per_sm", std::to_string(c.ctas_per_sm));
+  add("grid_x", std::to_string(c.grid_x));
+  add("grid_y", std::to_string(c.grid_y));
+  add("grid_z", std::to_string(c.grid_z));
+  add("launches", std::to_string(c.launches));
+  add("splits", std::to_string(c.splits));
+  add("grid_order", c.grid_order);
+  return s;
+}
 
 const KernelInfo* find_kernel(std::string_view name) {
   const auto it = std::find_if(std::begin(kLadder), std::end(kLadder),

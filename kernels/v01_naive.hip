@@ -22,6 +22,7 @@
 #include <cmath>
 
 #include "kernels/attn_view.hpp"
+#include "kernels/launcher.hpp"
 #include "kernels/platform/platform.hpp"
 
 namespace ioattn::kernels {
@@ -130,25 +131,39 @@ std::size_t v01_naive_workspace_bytes(const AttnProblem& p, const KernelOptions&
   return static_cast<std::size_t>(p.batch * p.heads_q) * p.score_elems_per_head() * sizeof(float);
 }
 
-LaunchStatus v01_naive_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
-                              void* workspace, void* stream) {
+namespace {
+
+// The launch path of launch() and config(): three launches; LaunchConfig describes pass 1.
+LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt, void* workspace,
+                 const Launcher& L) {
   if (auto e = v01_naive_supports(p, opt)) return e;
-  if (workspace == nullptr) return "v01_naive needs a workspace of workspace_bytes() (the N^2 scores)";
+  if (workspace == nullptr && !L.describes())
+    return "v01_naive needs a workspace of workspace_bytes() (the N^2 scores)";
   const AttnView a = AttnView::of(p);
   auto* g_S = static_cast<float*>(workspace);
-  auto s = static_cast<hipStream_t>(stream);
   return dispatch_dtype(p.dtype, [&]<class T>() -> LaunchStatus {
-    scores_kernel<T><<<grid_for(a.batch * a.heads_q * a.seqlen_q * a.seqlen_k), kThreads, 0, s>>>(
-        a, static_cast<const T*>(t.q), static_cast<const T*>(t.k), g_S);
-    IOATTN_CHECK_LAUNCH();
+    const MainKernel pass1{.br = 0, .bc = 0, .stages = 1, .splits = 0, .grid_order = "rows_strided"};
+    if (auto e = L.main(pass1, &scores_kernel<T>, dim3(grid_for(a.batch * a.heads_q * a.seqlen_q * a.seqlen_k)),
+                        kThreads, 0, a, static_cast<const T*>(t.q), static_cast<const T*>(t.k), g_S))
+      return e;
     const int64_t rows = a.batch * a.heads_q * a.seqlen_q;
-    softmax_kernel<<<static_cast<int>(rows < kMaxBlocks ? rows : kMaxBlocks), kThreads, 0, s>>>(a, g_S, t.lse);
-    IOATTN_CHECK_LAUNCH();
-    pv_kernel<T><<<grid_for(a.batch * a.seqlen_q * a.heads_q * a.head_dim), kThreads, 0, s>>>(
-        a, g_S, static_cast<const T*>(t.v), static_cast<T*>(t.o));
-    IOATTN_CHECK_LAUNCH();
-    return std::nullopt;
+    if (auto e = L.aux(&softmax_kernel, dim3(static_cast<unsigned>(rows < kMaxBlocks ? rows : kMaxBlocks)),
+                       kThreads, 0, a, g_S, t.lse))
+      return e;
+    return L.aux(&pv_kernel<T>, dim3(grid_for(a.batch * a.seqlen_q * a.heads_q * a.head_dim)), kThreads, 0, a,
+                 static_cast<const float*>(g_S), static_cast<const T*>(t.v), static_cast<T*>(t.o));
   });
+}
+
+}  // namespace
+
+LaunchStatus v01_naive_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
+                              void* workspace, void* stream) {
+  return run(p, t, opt, workspace, Launcher::enqueue(stream));
+}
+
+LaunchStatus v01_naive_config(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) {
+  return describe_launch(out, [&](const Launcher& L) { return run(p, {}, opt, nullptr, L); });
 }
 
 }  // namespace ioattn::kernels

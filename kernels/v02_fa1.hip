@@ -29,6 +29,7 @@
 // 7.3 / 7.4 TFLOP/s at N = 1k / 4k; DRAM reads 11x / 41x / 144x the compulsory bytes at 1k / 4k /
 // 16k: O, m, l re-read per K/V block, growing with Tc. Table: kernels/README.md.
 // Run: ioattn run --kernel v02_fa1 --seqlen 1024 --heads 16 --head-dim 128 --dtype bf16 --check
+#include "kernels/launcher.hpp"
 #include "kernels/scalar_rows.hpp"
 
 namespace ioattn::kernels {
@@ -152,29 +153,39 @@ std::size_t v02_fa1_workspace_bytes(const AttnProblem& p, const KernelOptions&) 
   return static_cast<std::size_t>(p.q_elems() + 2 * p.lse_elems()) * sizeof(float);
 }
 
-LaunchStatus v02_fa1_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
-                            void* workspace, void* stream) {
+namespace {
+
+// The launch path of launch() and config().
+LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt, void* workspace,
+                 const Launcher& L) {
   if (auto e = v02_fa1_supports(p, opt)) return e;
-  if (workspace == nullptr) return "v02_fa1 needs a workspace of workspace_bytes() (O, m, l in HBM)";
+  if (workspace == nullptr && !L.describes())
+    return "v02_fa1 needs a workspace of workspace_bytes() (O, m, l in HBM)";
   const AttnView a = AttnView::of(p);
   const int br = br_of(opt), bc = bc_of(opt);
   const int smem = static_cast<int>(shared_bytes(br, bc, p.head_dim));
-  float* g_Oacc = static_cast<float*>(workspace);  // (B, Nq, Hq, d) like O
-  float* g_m = g_Oacc + p.q_elems();               // (B, Hq, Nq) like LSE
-  float* g_l = g_m + p.lse_elems();                // (B, Hq, Nq)
-  auto s = static_cast<hipStream_t>(stream);
+  float* g_Oacc = static_cast<float*>(workspace);             // (B, Nq, Hq, d) like O
+  float* g_m = g_Oacc ? g_Oacc + p.q_elems() : nullptr;       // (B, Hq, Nq) like LSE
+  float* g_l = g_m ? g_m + p.lse_elems() : nullptr;           // (B, Hq, Nq)
+  const MainKernel main{.br = br, .bc = bc, .stages = 1, .splits = 0, .grid_order = "bh_major_chunks"};
   return dispatch_dtype(p.dtype, [&]<class T>() -> LaunchStatus {
     return dispatch_head_dim(p.head_dim, [&]<int kD>() -> LaunchStatus {
-      auto* kernel = &fa1_kernel<T, kD>;
-      IOATTN_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                       hipFuncAttributeMaxDynamicSharedMemorySize, smem));
-      kernel<<<static_cast<unsigned>(grid_of(p, br)), br * kLanesPerRow, smem, s>>>(
-          a, br, bc, static_cast<const T*>(t.q), static_cast<const T*>(t.k), static_cast<const T*>(t.v),
-          static_cast<T*>(t.o), t.lse, g_Oacc, g_m, g_l);
-      IOATTN_CHECK_LAUNCH();
-      return std::nullopt;
+      return L.main(main, &fa1_kernel<T, kD>, dim3(static_cast<unsigned>(grid_of(p, br))), br * kLanesPerRow, smem,
+                    a, br, bc, static_cast<const T*>(t.q), static_cast<const T*>(t.k), static_cast<const T*>(t.v),
+                    static_cast<T*>(t.o), t.lse, g_Oacc, g_m, g_l);
     });
   });
+}
+
+}  // namespace
+
+LaunchStatus v02_fa1_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
+                            void* workspace, void* stream) {
+  return run(p, t, opt, workspace, Launcher::enqueue(stream));
+}
+
+LaunchStatus v02_fa1_config(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) {
+  return describe_launch(out, [&](const Launcher& L) { return run(p, {}, opt, nullptr, L); });
 }
 
 }  // namespace ioattn::kernels

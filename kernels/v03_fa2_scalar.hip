@@ -26,6 +26,7 @@
 // 8.3 / 8.4 / 8.4 TFLOP/s at N = 1k / 4k / 16k; DRAM reads 0.75x the compulsory bytes (Q, K, V
 // once: the L2 serves every K/V re-read). Block-size sweep: tiles.csv there. Table: kernels/README.md.
 // Run: ioattn run --kernel v03_fa2_scalar --seqlen 1024 --heads 16 --head-dim 128 --dtype bf16 --check
+#include "kernels/launcher.hpp"
 #include "kernels/scalar_rows.hpp"
 
 namespace ioattn::kernels {
@@ -114,26 +115,34 @@ LaunchStatus v03_fa2_scalar_supports(const AttnProblem& p, const KernelOptions& 
 
 std::size_t v03_fa2_scalar_workspace_bytes(const AttnProblem&, const KernelOptions&) { return 0; }
 
-LaunchStatus v03_fa2_scalar_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
-                                   void*, void* stream) {
+namespace {
+
+// The launch path of launch() and config().
+LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt, const Launcher& L) {
   if (auto e = v03_fa2_scalar_supports(p, opt)) return e;
   const AttnView a = AttnView::of(p);
   const int br = br_of(opt), bc = bc_of(opt);
   const int64_t blocks = p.batch * p.heads_q * ((p.seqlen_q + br - 1) / br);
   const int smem = static_cast<int>(shared_bytes(br, bc, p.head_dim));
-  auto s = static_cast<hipStream_t>(stream);
+  const MainKernel main{.br = br, .bc = bc, .stages = 1, .splits = 0, .grid_order = "bh_major"};
   return dispatch_dtype(p.dtype, [&]<class T>() -> LaunchStatus {
     return dispatch_head_dim(p.head_dim, [&]<int kD>() -> LaunchStatus {
-      auto* kernel = &fa2_scalar_kernel<T, kD>;
-      IOATTN_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                       hipFuncAttributeMaxDynamicSharedMemorySize, smem));
-      kernel<<<static_cast<unsigned>(blocks), br * kLanesPerRow, smem, s>>>(
-          a, br, bc, static_cast<const T*>(t.q), static_cast<const T*>(t.k), static_cast<const T*>(t.v),
-          static_cast<T*>(t.o), t.lse);
-      IOATTN_CHECK_LAUNCH();
-      return std::nullopt;
+      return L.main(main, &fa2_scalar_kernel<T, kD>, dim3(static_cast<unsigned>(blocks)), br * kLanesPerRow, smem,
+                    a, br, bc, static_cast<const T*>(t.q), static_cast<const T*>(t.k), static_cast<const T*>(t.v),
+                    static_cast<T*>(t.o), t.lse);
     });
   });
+}
+
+}  // namespace
+
+LaunchStatus v03_fa2_scalar_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
+                                   void*, void* stream) {
+  return run(p, t, opt, Launcher::enqueue(stream));
+}
+
+LaunchStatus v03_fa2_scalar_config(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) {
+  return describe_launch(out, [&](const Launcher& L) { return run(p, {}, opt, L); });
 }
 
 }  // namespace ioattn::kernels

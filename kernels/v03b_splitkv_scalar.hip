@@ -25,6 +25,7 @@
 // Run: ioattn run --kernel v03b_splitkv_scalar --seqlen-q 1 --seqlen-k 16384 --heads 16 --head-dim 128 --splits 32 --check
 #include <algorithm>
 
+#include "kernels/launcher.hpp"
 #include "kernels/scalar_rows.hpp"
 
 namespace ioattn::kernels {
@@ -176,36 +177,45 @@ std::size_t v03b_splitkv_scalar_workspace_bytes(const AttnProblem& p, const Kern
          sizeof(float);
 }
 
-LaunchStatus v03b_splitkv_scalar_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
-                                        void* workspace, void* stream) {
+namespace {
+
+// The launch path of launch() and config(): the partial pass (described) and the combine.
+LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt, void* workspace,
+                 const Launcher& L) {
   if (auto e = v03b_splitkv_scalar_supports(p, opt)) return e;
-  if (workspace == nullptr) return "v03b_splitkv_scalar needs a workspace of workspace_bytes() (the partials)";
+  if (workspace == nullptr && !L.describes())
+    return "v03b_splitkv_scalar needs a workspace of workspace_bytes() (the partials)";
   const AttnView a = AttnView::of(p);
   const int br = br_of(opt), bc = bc_of(opt), splits = splits_of(p, opt);
   const int64_t blocks = p.batch * p.heads_q * tr_of(p, br) * splits;
   const int smem = static_cast<int>(shared_bytes(br, bc, p.head_dim));
-  float* g_Opart = static_cast<float*>(workspace);                            // (S, B, Nq, Hq, d)
-  float* g_LSEpart = g_Opart + static_cast<int64_t>(splits) * p.q_elems();    // (S, B, Hq, Nq)
-  auto s = static_cast<hipStream_t>(stream);
+  float* g_Opart = static_cast<float*>(workspace);                                          // (S, B, Nq, Hq, d)
+  float* g_LSEpart = g_Opart ? g_Opart + static_cast<int64_t>(splits) * p.q_elems() : nullptr;  // (S, B, Hq, Nq)
+  const MainKernel main{.br = br, .bc = bc, .stages = 1, .splits = splits, .grid_order = "bh_major_splits"};
   return dispatch_dtype(p.dtype, [&]<class T>() -> LaunchStatus {
     LaunchStatus st = dispatch_head_dim(p.head_dim, [&]<int kD>() -> LaunchStatus {
-      auto* kernel = &splitkv_partial_kernel<T, kD>;
-      IOATTN_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                       hipFuncAttributeMaxDynamicSharedMemorySize, smem));
-      kernel<<<static_cast<unsigned>(blocks), br * kLanesPerRow, smem, s>>>(
-          a, br, bc, splits, static_cast<const T*>(t.q), static_cast<const T*>(t.k), static_cast<const T*>(t.v),
-          g_Opart, g_LSEpart);
-      IOATTN_CHECK_LAUNCH();
-      return std::nullopt;
+      return L.main(main, &splitkv_partial_kernel<T, kD>, dim3(static_cast<unsigned>(blocks)), br * kLanesPerRow,
+                    smem, a, br, bc, splits, static_cast<const T*>(t.q), static_cast<const T*>(t.k),
+                    static_cast<const T*>(t.v), g_Opart, g_LSEpart);
     });
     if (st) return st;
     const int64_t rows = p.batch * p.heads_q * p.seqlen_q;
     const int64_t cblocks = std::min<int64_t>((rows * kLanesPerRow + 255) / 256, int64_t{1} << 20);
-    splitkv_combine_kernel<T><<<static_cast<unsigned>(cblocks), 256, 0, s>>>(a, splits, g_Opart, g_LSEpart,
-                                                                             static_cast<T*>(t.o), t.lse);
-    IOATTN_CHECK_LAUNCH();
-    return std::nullopt;
+    return L.aux(&splitkv_combine_kernel<T>, dim3(static_cast<unsigned>(cblocks)), 256, 0, a, splits,
+                 static_cast<const float*>(g_Opart), static_cast<const float*>(g_LSEpart), static_cast<T*>(t.o),
+                 t.lse);
   });
+}
+
+}  // namespace
+
+LaunchStatus v03b_splitkv_scalar_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
+                                        void* workspace, void* stream) {
+  return run(p, t, opt, workspace, Launcher::enqueue(stream));
+}
+
+LaunchStatus v03b_splitkv_scalar_config(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) {
+  return describe_launch(out, [&](const Launcher& L) { return run(p, {}, opt, nullptr, L); });
 }
 
 }  // namespace ioattn::kernels

@@ -31,6 +31,7 @@
 #include <string>
 
 #include "kernels/attn_view.hpp"
+#include "kernels/launcher.hpp"
 #include "kernels/platform/fragment.hpp"
 #include "kernels/platform/platform.hpp"
 
@@ -187,21 +188,17 @@ __global__ void __launch_bounds__(kThreads) fa2_mma_kernel(AttnView a, const T* 
 }
 
 template <int kD>
-LaunchStatus launch_d(const AttnView& a, const DeviceTensors& t, DType dt, hipStream_t stream) {
+LaunchStatus launch_d(const AttnView& a, const DeviceTensors& t, DType dt, const Launcher& L) {
   const int64_t q_blocks = (a.seqlen_q + kBr - 1) / kBr;
   if (q_blocks > 65535) return "v04_fa2_mma: seqlen_q must be <= " + std::to_string(65535 * kBr);
   const dim3 grid(static_cast<unsigned>(a.batch * a.heads_q), static_cast<unsigned>(q_blocks));
+  const MainKernel main{.br = kBr, .bc = kBc, .stages = 1, .splits = 0, .grid_order = "qblock_major"};
   return dispatch_dtype(dt, [&]<class T>() -> LaunchStatus {
     if constexpr (sizeof(T) != 2) {
       return "v04_fa2_mma: dtype must be fp16 or bf16";
     } else {
-      auto kern = &fa2_mma_kernel<T, kD>;
-      IOATTN_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kern),
-                                       hipFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<kD>()));
-      kern<<<grid, kThreads, smem_bytes<kD>(), stream>>>(a, static_cast<const T*>(t.q), static_cast<const T*>(t.k),
-                                                         static_cast<const T*>(t.v), static_cast<T*>(t.o), t.lse);
-      IOATTN_CHECK_LAUNCH();
-      return std::nullopt;
+      return L.main(main, &fa2_mma_kernel<T, kD>, grid, kThreads, smem_bytes<kD>(), a, static_cast<const T*>(t.q),
+                    static_cast<const T*>(t.k), static_cast<const T*>(t.v), static_cast<T*>(t.o), t.lse);
     }
   });
 }
@@ -218,12 +215,22 @@ LaunchStatus v04_fa2_mma_supports(const AttnProblem& p, const KernelOptions& opt
 
 std::size_t v04_fa2_mma_workspace_bytes(const AttnProblem&, const KernelOptions&) { return 0; }
 
-LaunchStatus v04_fa2_mma_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
-                                void* /*workspace*/, void* stream) {
+namespace {
+// The launch path of launch() and config().
+LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt, const Launcher& L) {
   if (auto e = v04_fa2_mma_supports(p, opt)) return e;
   const AttnView a = AttnView::of(p);
-  const auto s = static_cast<hipStream_t>(stream);
-  return p.head_dim == 64 ? launch_d<64>(a, t, p.dtype, s) : launch_d<128>(a, t, p.dtype, s);
+  return p.head_dim == 64 ? launch_d<64>(a, t, p.dtype, L) : launch_d<128>(a, t, p.dtype, L);
+}
+}  // namespace
+
+LaunchStatus v04_fa2_mma_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
+                                void* /*workspace*/, void* stream) {
+  return run(p, t, opt, Launcher::enqueue(stream));
+}
+
+LaunchStatus v04_fa2_mma_config(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) {
+  return describe_launch(out, [&](const Launcher& L) { return run(p, {}, opt, L); });
 }
 
 }  // namespace ioattn::kernels

@@ -41,6 +41,7 @@
 #include <string>
 
 #include "kernels/attn_view.hpp"
+#include "kernels/launcher.hpp"
 #include "kernels/platform/fragment.hpp"
 #include "kernels/platform/platform.hpp"
 
@@ -367,28 +368,25 @@ __global__ void __launch_bounds__(Tl::kThreads, 1) fa2_fast_kernel(AttnView a, c
 struct Config {
   int d, br, bc;
   const char* name;  // "d128_w4_mt2_bc64_s2_qr0": warps, row tiles per warp, Bc, stages, Q in registers (1/0)
-  LaunchStatus (*launch)(const AttnView&, const DeviceTensors&, DType, hipStream_t);
+  LaunchStatus (*launch)(const AttnView&, const DeviceTensors&, DType, const Launcher&);
 };
 
 template <class Tl>
-LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, hipStream_t stream) {
+LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, const Launcher& L) {
   const int64_t q_blocks = (a.seqlen_q + Tl::kBr - 1) / Tl::kBr;
   if (q_blocks > 65535)
     return "v05_fa2_fast: seqlen_q must be <= " + std::to_string(65535 * Tl::kBr) +
            " (query blocks go in grid.y, at most 65535)";
   const dim3 grid(static_cast<unsigned>(a.batch * a.heads_q), static_cast<unsigned>(q_blocks));
+  // The kernel reverses blockIdx.y (heavy query blocks first).
+  const MainKernel main{.br = Tl::kBr, .bc = Tl::kBc, .stages = Tl::kStages, .splits = 0,
+                        .grid_order = "qblock_major_rev"};
   return dispatch_dtype(dt, [&]<class T>() -> LaunchStatus {
     if constexpr (sizeof(T) != 2) {
       return "v05_fa2_fast: dtype must be fp16 or bf16";
     } else {
-      auto kern = &fa2_fast_kernel<T, Tl>;
-      IOATTN_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kern),
-                                       hipFuncAttributeMaxDynamicSharedMemorySize, Tl::kSmemBytes));
-      kern<<<grid, Tl::kThreads, Tl::kSmemBytes, stream>>>(
-          a, static_cast<const T*>(t.q), static_cast<const T*>(t.k), static_cast<const T*>(t.v),
-          static_cast<T*>(t.o), t.lse);
-      IOATTN_CHECK_LAUNCH();
-      return std::nullopt;
+      return L.main(main, &fa2_fast_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, a, static_cast<const T*>(t.q),
+                    static_cast<const T*>(t.k), static_cast<const T*>(t.v), static_cast<T*>(t.o), t.lse);
     }
   });
 }
@@ -449,11 +447,22 @@ LaunchStatus v05_fa2_fast_supports(const AttnProblem& p, const KernelOptions& op
 
 std::size_t v05_fa2_fast_workspace_bytes(const AttnProblem&, const KernelOptions&) { return 0; }
 
-LaunchStatus v05_fa2_fast_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
-                                 void* /*workspace*/, void* stream) {
+namespace {
+// The launch path of launch() and config().
+LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt, const Launcher& L) {
   if (auto e = v05_fa2_fast_supports(p, opt)) return e;
   const Config* c = find_config(p.head_dim, opt.br, opt.bc);
-  return c->launch(AttnView::of(p), t, p.dtype, static_cast<hipStream_t>(stream));
+  return c->launch(AttnView::of(p), t, p.dtype, L);
+}
+}  // namespace
+
+LaunchStatus v05_fa2_fast_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
+                                 void* /*workspace*/, void* stream) {
+  return run(p, t, opt, Launcher::enqueue(stream));
+}
+
+LaunchStatus v05_fa2_fast_config(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) {
+  return describe_launch(out, [&](const Launcher& L) { return run(p, {}, opt, L); });
 }
 
 // Tuning hook for kernels/dev (not in the registry): every compiled configuration by index.
@@ -462,9 +471,10 @@ const char* v05_fa2_fast_config_name(int index) {
 }
 LaunchStatus v05_fa2_fast_launch_config(int index, const AttnProblem& p, const DeviceTensors& t, void* stream) {
   if (auto e = v05_fa2_fast_supports(p, {})) return e;
+  if (index < 0 || index >= static_cast<int>(std::size(kConfigs))) return "v05_fa2_fast: no configuration " + std::to_string(index);
   const Config& c = kConfigs[index];
   if (c.d != p.head_dim) return std::string("config ") + c.name + " is for another head_dim";
-  return c.launch(AttnView::of(p), t, p.dtype, static_cast<hipStream_t>(stream));
+  return c.launch(AttnView::of(p), t, p.dtype, Launcher::enqueue(stream));
 }
 
 }  // namespace ioattn::kernels

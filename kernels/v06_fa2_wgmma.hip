@@ -54,6 +54,7 @@
 #include <utility>
 
 #include "kernels/attn_view.hpp"
+#include "kernels/launcher.hpp"
 #include "kernels/platform/fragment.hpp"
 #include "kernels/platform/platform.hpp"
 #include "kernels/platform/wgmma.hpp"
@@ -392,28 +393,26 @@ int g_v_desc_swapped = 0;
 struct Config {
   int d, br, bc;
   const char* name;
-  LaunchStatus (*launch)(const AttnView&, const DeviceTensors&, DType, hipStream_t);
+  LaunchStatus (*launch)(const AttnView&, const DeviceTensors&, DType, const Launcher&);
 };
 
 template <class Tl>
-LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, hipStream_t stream) {
+LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, const Launcher& L) {
   const int64_t q_blocks = (a.seqlen_q + Tl::kBr - 1) / Tl::kBr;
   if (q_blocks > 65535) return "v06_fa2_wgmma: seqlen_q must be <= " + std::to_string(65535 * Tl::kBr);
   const dim3 grid(static_cast<unsigned>(a.batch * a.heads_q), static_cast<unsigned>(q_blocks));
   uint32_t lbo = Tl::kBc * 128, sbo = 1024;
   if (g_v_desc_swapped == 1) std::swap(lbo, sbo);
+  // The kernel reverses blockIdx.y (heavy query blocks first).
+  const MainKernel main{.br = Tl::kBr, .bc = Tl::kBc, .stages = Tl::kStages, .splits = 0,
+                        .grid_order = "qblock_major_rev"};
   return dispatch_dtype(dt, [&]<class T>() -> LaunchStatus {
     if constexpr (sizeof(T) != 2) {
       return "v06_fa2_wgmma: dtype must be fp16 or bf16";
     } else {
-      auto kern = &fa2_wgmma_kernel<T, Tl>;
-      IOATTN_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kern),
-                                       hipFuncAttributeMaxDynamicSharedMemorySize, Tl::kSmemBytes));
-      kern<<<grid, Tl::kThreads, Tl::kSmemBytes, stream>>>(
-          a, static_cast<const T*>(t.q), static_cast<const T*>(t.k), static_cast<const T*>(t.v),
-          static_cast<T*>(t.o), t.lse, lbo, sbo);
-      IOATTN_CHECK_LAUNCH();
-      return std::nullopt;
+      return L.main(main, &fa2_wgmma_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, a,
+                    static_cast<const T*>(t.q), static_cast<const T*>(t.k), static_cast<const T*>(t.v),
+                    static_cast<T*>(t.o), t.lse, lbo, sbo);
     }
   });
 }
@@ -488,16 +487,27 @@ LaunchStatus v06_fa2_wgmma_supports(const AttnProblem& p, const KernelOptions& o
 
 std::size_t v06_fa2_wgmma_workspace_bytes(const AttnProblem&, const KernelOptions&) { return 0; }
 
-LaunchStatus v06_fa2_wgmma_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
-                                  void* /*workspace*/, void* stream) {
+namespace {
+// The launch path of launch() and config().
+LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt, const Launcher& L) {
   if (auto e = v06_fa2_wgmma_supports(p, opt)) return e;
 #if defined(IOATTN_PLATFORM_NVIDIA)
   if (auto e = wgmma_available()) return e;
-  return find_config(p.head_dim, opt.br, opt.bc)->launch(AttnView::of(p), t, p.dtype, static_cast<hipStream_t>(stream));
+  return find_config(p.head_dim, opt.br, opt.bc)->launch(AttnView::of(p), t, p.dtype, L);
 #else
-  (void)t, (void)stream;
+  (void)t, (void)L;
   return "v06_fa2_wgmma needs NVIDIA Hopper (wgmma)";
 #endif
+}
+}  // namespace
+
+LaunchStatus v06_fa2_wgmma_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
+                                  void* /*workspace*/, void* stream) {
+  return run(p, t, opt, Launcher::enqueue(stream));
+}
+
+LaunchStatus v06_fa2_wgmma_config(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) {
+  return describe_launch(out, [&](const Launcher& L) { return run(p, {}, opt, L); });
 }
 
 #if defined(IOATTN_PLATFORM_NVIDIA)
@@ -508,9 +518,10 @@ const char* v06_fa2_wgmma_config_name(int index) {
 LaunchStatus v06_fa2_wgmma_launch_config(int index, const AttnProblem& p, const DeviceTensors& t, void* stream) {
   if (auto e = v06_fa2_wgmma_supports(p, {})) return e;
   if (auto e = wgmma_available()) return e;
+  if (index < 0 || index >= static_cast<int>(std::size(kConfigs))) return "v06_fa2_wgmma: no configuration " + std::to_string(index);
   const Config& c = kConfigs[index];
   if (c.d != p.head_dim) return std::string("config ") + c.name + " is for another head_dim";
-  return c.launch(AttnView::of(p), t, p.dtype, static_cast<hipStream_t>(stream));
+  return c.launch(AttnView::of(p), t, p.dtype, Launcher::enqueue(stream));
 }
 void v06_fa2_wgmma_set_v_desc(int swapped) { g_v_desc_swapped = swapped ? 1 : 0; }
 #endif

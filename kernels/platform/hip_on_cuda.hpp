@@ -79,6 +79,16 @@ inline constexpr hipFuncAttribute hipFuncAttributeMaxDynamicSharedMemorySize =
 inline hipError_t hipFuncSetAttribute(const void* func, hipFuncAttribute attr, int value) {
   return cudaFuncSetAttribute(func, attr, value);
 }
+// What launcher.hpp reports in LaunchConfig: static shared memory and registers of a kernel, and
+// how many of its blocks fit on one SM.
+using hipFuncAttributes = cudaFuncAttributes;
+inline hipError_t hipFuncGetAttributes(hipFuncAttributes* attr, const void* func) {
+  return cudaFuncGetAttributes(attr, func);
+}
+inline hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func, int block_size,
+                                                              size_t dyn_shared_bytes) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, func, block_size, dyn_shared_bytes);
+}
 
 // ---- element types ------------------------------------------------------------------------------
 // HIP spells the 16-bit types __half (same as CUDA) and __hip_bfloat16; CUDA's bf16 is
