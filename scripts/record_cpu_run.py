@@ -6,11 +6,11 @@ The numbers the READMEs quote about the CPU suite (generated cases per property,
 test times) and the simulator's speed come from such a folder (scripts/doc_numbers.py reads it).
 Steps, on a copy of HEAD (`git archive`; the working tree is not used):
   1. configure CPU-only (-DIOATTN_ENABLE_CUDA=OFF -DIOATTN_ENABLE_AMD_CHECK=OFF), build everything (-j JOBS), timed;
-  2. `ctest -LE gpu -j JOBS` with RC_SEED as the Makefile sets it, every test's whole output kept (JUnit XML);
+  2. `ctest -LE gpu -j JOBS -V` with RC_SEED as the Makefile sets it, every test's whole output kept (ctest.log);
   3. bench_simulator_sweep pinned to core 0 (taskset), 5 repetitions, Google Benchmark JSON.
 Writes OUT/context.json (commit, date, command, host, load averages, build and ctest wall time),
 OUT/tests.csv (test, status, seconds), OUT/properties.csv (test, property, cases, seconds),
-OUT/fitted_exponents.csv, OUT/ctest.xml, OUT/bench_sweep.json. The copy's temporary path is
+OUT/fitted_exponents.csv, OUT/ctest.log, OUT/bench_sweep.json. The copy's temporary path is
 written as <copy> in every file.
 """
 import argparse
@@ -25,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -47,25 +46,31 @@ def write_csv(path, rows, fields):
         w.writerows(rows)
 
 
-def parse_junit(text):
-    tests, props, exps = [], [], []
-    for tc in ET.fromstring(text).iter("testcase"):
-        name, status = tc.get("name"), tc.get("status")
-        if tc.find("skipped") is not None:
-            status = "skipped"
-        elif tc.find("failure") is not None:
-            status = "failed"
-        elif status == "run":
-            status = "passed"
-        tests.append(dict(test=name, status=status, seconds=round(float(tc.get("time", "0")), 2)))
-        out = tc.findtext("system-out") or ""
+def parse_ctest_log(text):
+    """Tests, properties and fitted exponents from `ctest -V -j N` output (lines of test k: "k: ...")."""
+    outputs, tests = {}, []
+    for line in text.splitlines():
+        m = re.match(r"^(\d+): (.*)$", line)
+        if m:
+            outputs.setdefault(m.group(1), []).append(m.group(2))
+        m = re.match(r"^\s*\d+/\d+ Test\s+#(\d+): (\S+) \.+\s*(.+?)\s+([\d.]+) sec", line)
+        if m:
+            word = m.group(3)
+            status = "passed" if word == "Passed" else "skipped" if "Skipped" in word else "failed"
+            tests.append(dict(num=m.group(1), test=m.group(2), status=status, seconds=float(m.group(4))))
+    props, exps = [], []
+    for t in tests:
+        out = "\n".join(outputs.get(t["num"], []))
         for m in re.finditer(r"^property (\S+): (\d+) cases passed(?: \(([\d.]+) s\))?", out, re.M):
-            props.append(dict(test=name, property=m.group(1), cases=int(m.group(2)), seconds=m.group(3) or ""))
+            props.append(dict(test=t["test"], property=m.group(1), cases=int(m.group(2)), seconds=m.group(3) or ""))
         for m in re.finditer(r"^fitted exponent (.+?): (-?[\d.]+) \(expected (-?[\d.]+) \+- ([\d.]+)\)", out, re.M):
-            exps.append(dict(test=name, what=m.group(1), value=m.group(2), expected=m.group(3), tolerance=m.group(4)))
+            exps.append(dict(test=t["test"], what=m.group(1), value=m.group(2), expected=m.group(3),
+                             tolerance=m.group(4)))
         m = re.search(r"^\[  PASSED  \] (\d+) tests?\.", out, re.M)
         if m:
-            props.append(dict(test=name, property="(gtest tests)", cases=int(m.group(1)), seconds=""))
+            props.append(dict(test=t["test"], property="(gtest tests)", cases=int(m.group(1)), seconds=""))
+    for t in tests:
+        del t["num"]
     return tests, props, exps
 
 
@@ -96,17 +101,21 @@ def main():
             if res.returncode != 0:
                 sys.exit(f"record_cpu_run.py: {' '.join(cmd[:2])} failed:\n{clean(res.stdout + res.stderr)[-3000:]}")
         build_s = time.time() - t0
-        junit = os.path.join(tmp, "ctest.xml")
         env = dict(os.environ, RC_SEED=args.seed)
         env.pop("RC_PARAMS", None)
         env.pop("IOATTN_RC_SCALE", None)
         t0 = time.time()
-        ctest = subprocess.run(["ctest", "--test-dir", build, "-LE", "gpu", "-j", str(args.jobs),
-                                "--output-junit", junit, "--test-output-size-passed", "10000000",
-                                "--test-output-size-failed", "10000000"], capture_output=True, text=True, env=env)
+        ctest = subprocess.run(["ctest", "--test-dir", build, "-LE", "gpu", "-j", str(args.jobs), "-V",
+                                "--test-output-size-passed", "10000000", "--test-output-size-failed", "10000000"],
+                               capture_output=True, text=True, env=env)
         ctest_s = time.time() - t0
-        xml_text = clean(open(junit).read())
-        tests, props, exps = parse_junit(xml_text)
+        os.makedirs(args.out)
+        log_text = clean(ctest.stdout + ("\n# stderr\n" + ctest.stderr if ctest.stderr else ""))
+        with open(os.path.join(args.out, "ctest.log"), "w") as f:  # raw, before anything can fail
+            f.write(log_text)
+        tests, props, exps = parse_ctest_log(log_text)
+        if not tests:
+            sys.exit(f"record_cpu_run.py: no test result in {args.out}/ctest.log")
         bench_json = os.path.join(tmp, "bench_sweep.json")
         bench = subprocess.run(["taskset", "-c", "0", os.path.join(build, "simulator/bench_simulator_sweep"),
                                 "--benchmark_repetitions=5", "--benchmark_out=" + bench_json,
@@ -114,9 +123,6 @@ def main():
                                capture_output=True, text=True)
         if bench.returncode != 0:
             sys.exit(f"record_cpu_run.py: bench_simulator_sweep failed: {clean(bench.stderr)[-2000:]}")
-        os.makedirs(args.out)
-        with open(os.path.join(args.out, "ctest.xml"), "w") as f:
-            f.write(xml_text)
         with open(os.path.join(args.out, "bench_sweep.json"), "w") as f:
             f.write(clean(open(bench_json).read()))
         write_csv(os.path.join(args.out, "tests.csv"), tests, ["test", "status", "seconds"])
@@ -129,7 +135,7 @@ def main():
                    + f" --jobs {args.jobs}",
                    source="git archive of the commit (the working tree is not used)",
                    configure="-DCMAKE_BUILD_TYPE=Release -DIOATTN_ENABLE_CUDA=OFF -DIOATTN_ENABLE_AMD_CHECK=OFF",
-                   ctest=f"RC_SEED={args.seed} ctest -LE gpu -j {args.jobs}", ctest_exit=ctest.returncode,
+                   ctest=f"RC_SEED={args.seed} ctest -LE gpu -j {args.jobs} -V", ctest_exit=ctest.returncode,
                    bench="taskset -c 0 bench_simulator_sweep --benchmark_repetitions=5",
                    compiler=cxx[0] if cxx else "unknown",
                    host=dict(cpu=cpu_model(), cpus=os.cpu_count(), system=platform.system()),
