@@ -1,0 +1,456 @@
+"""Bad input to ioattn's Python front door and C ABI is refused, and nothing is written outside the outputs.
+
+    IOATTN_CAPI=build-gpu/kernels/libioattn_capi.so python3 python/test_bad_input.py
+
+Needs torch and a CUDA GPU (prints "SKIPPED: no GPU" and exits 77 without one). Every tensor lives
+inside a larger uint8 allocation with 4 KiB guard bytes of a fixed pattern before and after it;
+outputs are NaN-filled before a call. Cases:
+  - refused: each constraint forward() checks (python/ioattn.py), then the C ABI called directly
+    through ctypes with bad values (null, misaligned or overlapping pointers, sizes < 1, heads not
+    divisible, unknown kernel or dtype, causal not 0/1, negative tiles, non-finite scale, bad kernel
+    index). Each must raise IoattnError (code 2) / return the refusal value, with a one-line message
+    naming the constraint; after torch.cuda.synchronize() every buffer (inputs, outputs and guards)
+    must be byte-identical to before: nothing ran. (q, k on two devices needs 2 GPUs: skipped, not
+    counted, on one.)
+  - good: every registered kernel that lists bf16 and d = 64, on B=2 Nq=77 Nk=131 Hq=4 Hkv=2 d=64,
+    with out/lse allocated by forward() and with out/lse given inside guarded memory; a causal
+    call; a non-contiguous q/k/v (same values, so the same output bit for bit). Inputs and guards
+    must be untouched, O and LSE finite and close to a float32 torch reference. kernel_config()
+    answers for each of them and refuses an unknown kernel.
+One line per case; the last line is "N passed, M failed"; exit 0 when none failed, else 1.
+"""
+import ctypes
+import math
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ioattn  # noqa: E402
+from ioattn import IoattnError  # noqa: E402
+
+GUARD = 4096  # guard bytes on each side of every buffer
+PATTERN = 0xA5
+SHAPE = dict(b=2, nq=77, nk=131, hq=4, hkv=2, d=64)
+BAD_KERNEL = "v03_fa2_scalar"  # takes every dtype and head dim <= 256: a bad call that got through would run
+
+torch = None
+passed = failed = 0
+
+
+def report(ok, name, detail=""):
+    global passed, failed
+    passed, failed = passed + ok, failed + (not ok)
+    print(f"{'ok  ' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
+
+
+class Guarded:
+    """A tensor of `shape` inside GUARD pattern bytes on both sides; `fill`: "randn", "nan" or None (pattern)."""
+
+    def __init__(self, shape, dtype, device="cuda", fill="randn", seed=0):
+        n = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+        self.raw = torch.full((GUARD + n + GUARD,), PATTERN, dtype=torch.uint8, device=device)
+        self.t = self.raw[GUARD:GUARD + n].view(dtype).view(shape)
+        if fill == "randn":
+            g = torch.Generator().manual_seed(seed)
+            self.t.copy_(torch.randn(shape, generator=g).to(dtype))
+        elif fill == "nan":
+            self.t.fill_(float("nan"))
+        self.before = self.raw.clone()
+
+    def intact(self):  # every byte, the tensor's own included, as before
+        return torch.equal(self.raw, self.before)
+
+    def guards_intact(self):
+        head, tail = slice(0, GUARD), slice(len(self.raw) - GUARD, len(self.raw))
+        return torch.equal(self.raw[head], self.before[head]) and torch.equal(self.raw[tail], self.before[tail])
+
+
+def tensors(dtype=None, device="cuda", seed=1, **dims):
+    """Guarded q, k, v, out, lse for SHAPE overridden by dims (q/k/v random, out/lse NaN)."""
+    dtype = dtype or torch.bfloat16
+    s = {**SHAPE, **dims}
+    return dict(q=Guarded((s["b"], s["nq"], s["hq"], s["d"]), dtype, device, seed=seed),
+                k=Guarded((s["b"], s["nk"], s["hkv"], s["d"]), dtype, device, seed=seed + 1),
+                v=Guarded((s["b"], s["nk"], s["hkv"], s["d"]), dtype, device, seed=seed + 2),
+                out=Guarded((s["b"], s["nq"], s["hq"], s["d"]), dtype, device, fill="nan"),
+                lse=Guarded((s["b"], s["hq"], s["nq"]), torch.float32, device, fill="nan"))
+
+
+def one_line(msg):
+    return bool(msg) and "\n" not in msg
+
+
+# ---- refused by forward() ------------------------------------------------------------------------
+
+def bad_forward_cases():
+    """(name, keyword the message must contain, build) where build() -> (forward kwargs, Guarded buffers to check)."""
+    T = tensors
+
+    def call(g=None, **override):
+        """forward kwargs from guarded tensors g (q, k, v only) with override applied."""
+        g = g or T()
+        kw = dict(q=g["q"].t, k=g["k"].t, v=g["v"].t, kernel=BAD_KERNEL)
+        kw.update(override)
+        return kw, list(g.values())
+
+    def with_outputs(**override):
+        g = T()
+        return call(g, out=g["out"].t, lse=g["lse"].t, **override)
+
+    def cpu(name):
+        g = T()
+        g[name] = Guarded(tuple(g[name].t.shape), torch.bfloat16, device="cpu")
+        return call(g)
+
+    def dtype_of(name, dtype):
+        g = T()
+        g[name] = Guarded(tuple(g[name].t.shape), dtype)
+        return call(g)
+
+    def mixed(q_dims, kv_dims):  # q from one shape, k, v (and out, lse) from another
+        g = T(**kv_dims)
+        g["q"] = T(**q_dims)["q"]
+        return call(g)
+
+    def reshaped(name, shape):
+        g = T()
+        g[name] = Guarded(shape, torch.bfloat16)
+        return call(g)
+
+    def out_like(**kw):  # an out buffer that differs from q in one property
+        g = T()
+        shape = kw.pop("shape", tuple(g["q"].t.shape))
+        g["out"] = Guarded(shape, kw.pop("dtype", torch.bfloat16), kw.pop("device", "cuda"), fill="nan")
+        return call(g, out=g["out"].t, lse=g["lse"].t)
+
+    def lse_like(**kw):
+        g = T()
+        shape = kw.pop("shape", tuple(g["lse"].t.shape))
+        g["lse"] = Guarded(shape, kw.pop("dtype", torch.float32), kw.pop("device", "cuda"), fill="nan")
+        return call(g, out=g["out"].t, lse=g["lse"].t)
+
+    def non_contiguous_out():  # (B, Nq, Hq, d) view of a (B, Hq, Nq, d) buffer: right shape, wrong strides
+        g = T()
+        s = SHAPE
+        g["out"] = Guarded((s["b"], s["hq"], s["nq"], s["d"]), torch.bfloat16, fill="nan")
+        return call(g, out=g["out"].t.transpose(1, 2), lse=g["lse"].t)
+
+    def non_contiguous_lse():
+        g = T()
+        s = SHAPE
+        g["lse"] = Guarded((s["b"], s["nq"], s["hq"]), torch.float32, fill="nan")
+        return call(g, out=g["out"].t, lse=g["lse"].t.transpose(1, 2))
+
+    b, nq, nk, hq, hkv, d = (SHAPE[x] for x in ("b", "nq", "nk", "hq", "hkv", "d"))
+    return [
+        ("q not a tensor", "q must be a torch.Tensor", lambda: call(q=[[1.0]])),
+        ("k not a tensor", "k must be a torch.Tensor", lambda: call(k=None)),
+        ("v not a tensor", "v must be a torch.Tensor", lambda: call(v=3.0)),
+        ("q float64", "q.dtype must be", lambda: dtype_of("q", torch.float64)),
+        ("k int32", "k.dtype must be", lambda: dtype_of("k", torch.int32)),
+        ("k float16, q bfloat16", "one dtype", lambda: dtype_of("k", torch.float16)),
+        ("v float32, q bfloat16", "one dtype", lambda: dtype_of("v", torch.float32)),
+        ("q on the CPU", "q must be a CUDA tensor", lambda: cpu("q")),
+        ("k on the CPU", "k must be a CUDA tensor", lambda: cpu("k")),
+        ("v on the CPU", "v must be a CUDA tensor", lambda: cpu("v")),
+        ("q rank 3", "rank 4", lambda: reshaped("q", (b, nq, hq * d))),
+        ("k rank 5", "rank 4", lambda: reshaped("k", (b, nk, hkv, d, 1))),
+        ("batch of k, v != batch of q", "batch", lambda: mixed(dict(b=b + 1), dict(b=b))),
+        ("k and v seqlen differ", "same shape", lambda: reshaped("v", (b, nk + 1, hkv, d))),
+        ("k and v heads differ", "same shape", lambda: reshaped("v", (b, nk, hkv * 2, d))),
+        ("batch of v differs (k, v shapes)", "same shape", lambda: reshaped("v", (b + 1, nk, hkv, d))),
+        ("head_dim of k, v (32) != q (64)", "head_dim", lambda: mixed(dict(d=64), dict(d=32))),
+        ("head_dim of k, v (128) != q (64)", "head_dim", lambda: mixed(dict(d=64), dict(d=128))),
+        ("heads_q 4 not divisible by heads_kv 3", "divisible", lambda: call(T(hkv=3))),
+        ("batch 0", "zero-size", lambda: call(T(b=0))),
+        ("seqlen_q 0", "zero-size", lambda: call(T(nq=0))),
+        ("seqlen_k 0", "zero-size", lambda: call(T(nk=0))),
+        ("heads 0", "zero-size", lambda: call(T(hq=0, hkv=0))),
+        ("head_dim 0", "zero-size", lambda: call(T(d=0))),
+        ("out not a tensor", "out must be a torch.Tensor", lambda: call(out="o")),
+        ("out seqlen_q - 1", "out must have shape", lambda: out_like(shape=(b, nq - 1, hq, d))),
+        ("out head_dim 32", "out must have shape", lambda: out_like(shape=(b, nq, hq, 32))),
+        ("out BHSD instead of BSHD", "out must have shape", lambda: out_like(shape=(b, hq, nq, d))),
+        ("out flat", "out must have shape", lambda: out_like(shape=(b * nq * hq * d,))),
+        ("out float32", "out.dtype", lambda: out_like(dtype=torch.float32)),
+        ("out float16", "out.dtype", lambda: out_like(dtype=torch.float16)),
+        ("out on the CPU", "out must be on", lambda: out_like(device="cpu")),
+        ("out not contiguous", "out must be contiguous", non_contiguous_out),
+        ("lse not a tensor", "lse must be a torch.Tensor", lambda: call(lse=1)),
+        ("lse (B, Nq, Hq)", "lse must have shape", lambda: lse_like(shape=(b, nq, hq))),
+        ("lse seqlen_q - 1", "lse must have shape", lambda: lse_like(shape=(b, hq, nq - 1))),
+        ("lse with a head_dim axis", "lse must have shape", lambda: lse_like(shape=(b, hq, nq, 1))),
+        ("lse bfloat16", "lse.dtype", lambda: lse_like(dtype=torch.bfloat16)),
+        ("lse float64", "lse.dtype", lambda: lse_like(dtype=torch.float64)),
+        ("lse on the CPU", "lse must be on", lambda: lse_like(device="cpu")),
+        ("lse not contiguous", "lse must be contiguous", non_contiguous_lse),
+        ("window (-2, -1)", "window bounds", lambda: with_outputs(window=(-2, -1))),
+        ("window (0, -5)", "window bounds", lambda: with_outputs(window=(0, -5))),
+        ("window one int", "window must be a pair", lambda: with_outputs(window=3)),
+        ("window of three", "window must be a pair", lambda: with_outputs(window=(1, 2, 3))),
+        ("window (1.5, 0)", "window must be a pair", lambda: with_outputs(window=(1.5, 0))),
+        ("window (True, 0)", "window must be a pair", lambda: with_outputs(window=(True, 0))),
+        ("window beyond int64", "window bounds", lambda: with_outputs(window=(2**64 + 3, 0))),
+        ("scale 0", "scale", lambda: with_outputs(scale=0)),
+        ("scale -0.125", "scale", lambda: with_outputs(scale=-0.125)),
+        ("scale NaN", "scale", lambda: with_outputs(scale=float("nan"))),
+        ("scale inf", "scale", lambda: with_outputs(scale=float("inf"))),
+        ("scale a str", "scale", lambda: with_outputs(scale="0.1")),
+        ("kernel not a str", "kernel must be a str", lambda: with_outputs(kernel=5)),
+        ("kernel None", "kernel must be a str", lambda: with_outputs(kernel=None)),
+        ("kernel unknown (C ABI)", "unknown kernel", lambda: with_outputs(kernel="v99_no_such_kernel")),
+        ("causal a str", "causal", lambda: with_outputs(causal="yes")),
+        ("br negative", "br must be", lambda: with_outputs(br=-1)),
+        ("bc 2.5", "bc must be", lambda: with_outputs(bc=2.5)),
+        ("splits beyond int32", "splits must be", lambda: with_outputs(splits=2**31)),
+        ("head_dim 96 for v04 (kernel refuses)", "head_dim",
+         lambda: call(T(d=96), kernel="v04_fa2_mma")),
+    ]
+
+
+def run_bad_forward():
+    for name, keyword, build in bad_forward_cases():
+        kw, bufs = build()
+        try:
+            ioattn.forward(**kw)
+            torch.cuda.synchronize()
+            report(False, f"forward refuses {name}", "accepted")
+            continue
+        except IoattnError as e:
+            msg, code = str(e), e.code
+        except Exception as e:  # anything but IoattnError is a failure of the front door
+            report(False, f"forward refuses {name}", f"raised {type(e).__name__}: {e}")
+            continue
+        torch.cuda.synchronize()
+        untouched = all(g.intact() for g in bufs)
+        ok = code == 2 and one_line(msg) and keyword.lower() in msg.lower() and untouched
+        report(ok, f"forward refuses {name}",
+               f"{msg!r}" + ("" if untouched else " (a buffer or guard CHANGED)") +
+               ("" if code == 2 else f" (code {code}, want 2)") +
+               ("" if keyword.lower() in msg.lower() else f" (message lacks '{keyword}')"))
+
+
+def run_two_devices():
+    if torch.cuda.device_count() < 2:
+        print("skip forward refuses q, k on two devices: one GPU here (not counted)")
+        return
+    g, h = tensors(), tensors(device="cuda:1")
+    try:
+        ioattn.forward(g["q"].t, h["k"].t, g["v"].t, kernel=BAD_KERNEL)
+        report(False, "forward refuses q, k on two devices", "accepted")
+    except IoattnError as e:
+        torch.cuda.synchronize(0), torch.cuda.synchronize(1)
+        ok = "one device" in str(e) and all(x.intact() for x in [*g.values(), *h.values()])
+        report(ok, "forward refuses q, k on two devices", repr(str(e)))
+
+
+# ---- refused by the C ABI itself -------------------------------------------------------------------
+
+def run_bad_capi():
+    lib = ioattn._load()
+    g = tensors()
+    ptr = {n: ctypes.c_void_p(x.t.data_ptr()) for n, x in g.items()}
+    b, nq, nk, hq, hkv, d = (SHAPE[x] for x in ("b", "nq", "nk", "hq", "hkv", "d"))
+    base = dict(kernel=BAD_KERNEL.encode(), b=b, hq=hq, hkv=hkv, nq=nq, nk=nk, d=d, dtype=b"bf16",
+                causal=0, wl=-1, wr=-1)
+
+    def problem(**o):
+        p = {**base, **o}
+        return [p[x] for x in ("kernel", "b", "hq", "hkv", "nq", "nk", "d", "dtype", "causal", "wl", "wr")]
+
+    def tiles(**o):
+        return [o.get("br", 0), o.get("bc", 0), o.get("splits", 0)]
+
+    def shifted(name, by):  # a pointer `by` bytes into the buffer (still inside the guarded allocation)
+        return ctypes.c_void_p(g[name].t.data_ptr() + by)
+
+    cases = [  # (name, keyword, problem and tile overrides, scale, pointer overrides)
+        ("q null", "null", {}, 0.0, dict(q=None)),
+        ("k null", "null", {}, 0.0, dict(k=None)),
+        ("v null", "null", {}, 0.0, dict(v=None)),
+        ("o null", "null", {}, 0.0, dict(out=None)),
+        ("lse null", "null", {}, 0.0, dict(lse=None)),
+        ("q not 16-byte aligned", "aligned", {}, 0.0, dict(q=shifted("q", 2))),
+        ("o not 16-byte aligned", "aligned", {}, 0.0, dict(out=shifted("out", 8))),
+        ("lse not 4-byte aligned", "aligned", {}, 0.0, dict(lse=shifted("lse", 2))),
+        ("o overlapping q", "overlap", {}, 0.0, dict(out=ptr["q"])),
+        ("lse overlapping o", "overlap", {}, 0.0, dict(lse=shifted("out", 64))),
+        ("scale NaN", "scale", {}, float("nan"), {}),
+        ("scale inf", "scale", {}, float("inf"), {}),
+        ("kernel null", "kernel", dict(kernel=None), 0.0, {}),
+        ("kernel unknown", "kernel", dict(kernel=b"v99_none"), 0.0, {}),
+        ("dtype null", "dtype", dict(dtype=None), 0.0, {}),
+        ("dtype fp64", "dtype", dict(dtype=b"fp64"), 0.0, {}),
+        ("causal 2", "causal", dict(causal=2), 0.0, {}),
+        ("br -1", "br", dict(br=-1), 0.0, {}),
+        ("splits -3", "splits", dict(splits=-3), 0.0, {}),
+        ("batch 0", "batch", dict(b=0), 0.0, {}),
+        ("batch -1", "batch", dict(b=-1), 0.0, {}),
+        ("heads_q 0", "heads_q", dict(hq=0), 0.0, {}),
+        ("heads_kv 0", "heads_kv", dict(hkv=0), 0.0, {}),
+        ("seqlen_q 0", "seqlen_q", dict(nq=0), 0.0, {}),
+        ("seqlen_k -7", "seqlen_k", dict(nk=-7), 0.0, {}),
+        ("head_dim 0", "head_dim", dict(d=0), 0.0, {}),
+        ("head_dim -64", "head_dim", dict(d=-64), 0.0, {}),
+        ("heads_q 4 not divisible by heads_kv 3", "divisible", dict(hkv=3), 0.0, {}),
+        ("window_left -2", "window", dict(wl=-2), 0.0, {}),
+        ("head_dim 2048 (beyond every kernel)", "head_dim", dict(d=2048), 0.0, {}),
+        ("head_dim 96 for v04", "head_dim", dict(kernel=b"v04_fa2_mma", d=96), 0.0, {}),
+    ]
+    for name, keyword, po, scale, ptro in cases:
+        p = {**ptr, **ptro}
+        rc = lib.ioattn_forward(*problem(**{x: y for x, y in po.items() if x in base}), scale, *tiles(**po),
+                                p["q"], p["k"], p["v"], p["out"], p["lse"], None)
+        torch.cuda.synchronize()
+        msg = ioattn._last_error(lib)
+        untouched = all(x.intact() for x in g.values())
+        ok = rc == 2 and one_line(msg) and keyword in msg and untouched
+        report(ok, f"C ABI ioattn_forward refuses {name}",
+               f"rc {rc}, {msg!r}" + ("" if untouched else " (a buffer or guard CHANGED)"))
+
+    for name, keyword, po, scale, ptro in cases:  # the problem checks, through the queries that take a problem
+        if ptro or scale:
+            continue  # pointers and scale are ioattn_forward's alone
+        args = [*problem(**{x: y for x, y in po.items() if x in base}), *tiles(**po)]
+        n = lib.ioattn_workspace_bytes(*args)
+        msg = ioattn._last_error(lib)
+        report(n == -1 and one_line(msg) and keyword in msg, f"C ABI ioattn_workspace_bytes refuses {name}",
+               f"returned {n}, {msg!r}")
+        if not hasattr(lib, "ioattn_kernel_config"):
+            report(False, f"C ABI ioattn_kernel_config refuses {name}", "the library has no ioattn_kernel_config")
+            continue
+        text = lib.ioattn_kernel_config(*args)
+        msg = ioattn._last_error(lib)
+        report(text is None and one_line(msg) and keyword in msg, f"C ABI ioattn_kernel_config refuses {name}",
+               f"returned {text!r}, {msg!r}")
+
+    count = lib.ioattn_kernel_count()
+    for i in (-1, count, count + 100, -(2**31)):
+        name_null = lib.ioattn_kernel_name(i) is None
+        msg = ioattn._last_error(lib)
+        info_null = lib.ioattn_kernel_info(i) is None
+        report(name_null and info_null and one_line(msg), f"C ABI ioattn_kernel_name/info({i}) is NULL (count {count})",
+               repr(msg))
+
+
+# ---- good calls --------------------------------------------------------------------------------------
+
+def reference(q, k, v, causal):
+    """float32 O (BSHD) and LSE (B, Hq, Nq) of attention, GQA by repeating K/V heads; causal aligned bottom-right."""
+    qf, kf, vf = (x.float().transpose(1, 2) for x in (q, k, v))  # BHSD
+    group = qf.shape[1] // kf.shape[1]
+    kf, vf = kf.repeat_interleave(group, dim=1), vf.repeat_interleave(group, dim=1)
+    s = (qf @ kf.transpose(-1, -2)) / math.sqrt(qf.shape[-1])
+    if causal:
+        nq, nk = s.shape[-2:]
+        i = torch.arange(nq, device=s.device)[:, None]
+        j = torch.arange(nk, device=s.device)[None, :]
+        s = s.masked_fill(j > i + (nk - nq), float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    return (torch.softmax(s, dim=-1) @ vf).transpose(1, 2), lse
+
+
+def close(o, lse, ref_o, ref_lse, tol=2e-2):
+    """Finite and within tol of the float32 reference (bf16 O: |O| <= ~1, rounding ~4e-3; H200: 2-5e-3)."""
+    if not (torch.isfinite(o).all() and torch.isfinite(lse).all()):
+        return False, "non-finite O or LSE"
+    eo = (o.float() - ref_o).abs().max().item()
+    el = (lse - ref_lse).abs().max().item()
+    return eo <= tol and el <= tol, f"max|O-ref| {eo:.2e}, max|LSE-ref| {el:.2e} (tol {tol})"
+
+
+def run_good():
+    names = [n for n, info in ioattn.kernels().items()
+             if "bf16" in info["dtypes"].split(",") and (info["head_dims"].startswith("any")
+                                                        or "64" in info["head_dims"].split(","))]
+    for kernel in ioattn.kernels():
+        if kernel not in names:
+            print(f"skip good call {kernel}: its registry entry lists no bf16 d=64 (not counted)")
+    for kernel in names:
+        for causal in (False, True):
+            g = tensors(seed=11)
+            ref_o, ref_lse = reference(g["q"].t, g["k"].t, g["v"].t, causal)
+            what = f"good call {kernel}{' causal' if causal else ''}"
+            # out/lse allocated by forward()
+            try:
+                o, lse = ioattn.forward(g["q"].t, g["k"].t, g["v"].t, kernel=kernel, causal=causal)
+                torch.cuda.synchronize()
+            except IoattnError as e:
+                report(False, what, f"refused: {e}")
+                continue
+            ok, detail = close(o, lse, ref_o, ref_lse)
+            inputs_ok = all(g[n].intact() for n in ("q", "k", "v"))
+            report(ok and inputs_ok, what, detail + ("" if inputs_ok else "; an input or its guard CHANGED"))
+            # out/lse given, inside guarded memory
+            try:
+                o2, lse2 = ioattn.forward(g["q"].t, g["k"].t, g["v"].t, kernel=kernel, causal=causal,
+                                          out=g["out"].t, lse=g["lse"].t)
+                torch.cuda.synchronize()
+            except IoattnError as e:
+                report(False, what + " (out, lse given)", f"refused: {e}")
+                continue
+            same = o2.data_ptr() == g["out"].t.data_ptr() and lse2.data_ptr() == g["lse"].t.data_ptr()
+            guards = g["out"].guards_intact() and g["lse"].guards_intact()
+            inputs_ok = all(g[n].intact() for n in ("q", "k", "v"))
+            ok, detail = close(o2, lse2, ref_o, ref_lse)
+            report(ok and same and guards and inputs_ok, what + " (out, lse given)",
+                   detail + ("" if guards else "; a guard of out/lse CHANGED") +
+                   ("" if same else "; did not return the given out/lse") +
+                   ("" if inputs_ok else "; an input or its guard CHANGED"))
+
+    # Non-contiguous q, k, v (BHSD buffers viewed as BSHD): copied, same result bit for bit.
+    kernel = "v05_fa2_fast" if "v05_fa2_fast" in names else names[0]
+    g = tensors(seed=21)
+    o, lse = ioattn.forward(g["q"].t, g["k"].t, g["v"].t, kernel=kernel)
+    strided = [x.t.transpose(1, 2).contiguous().transpose(1, 2) for x in (g["q"], g["k"], g["v"])]
+    assert not strided[0].is_contiguous()
+    o_nc, lse_nc = ioattn.forward(*strided, kernel=kernel)
+    torch.cuda.synchronize()
+    report(torch.equal(o, o_nc) and torch.equal(lse, lse_nc) and tuple(o_nc.shape) == tuple(g["q"].t.shape),
+           f"good call {kernel} non-contiguous q, k, v = contiguous result")
+
+    # kernel_config answers for the same problem.
+    for kernel in names:
+        try:
+            c = ioattn.kernel_config(kernel, SHAPE["b"], SHAPE["hq"], SHAPE["hkv"], SHAPE["nq"], SHAPE["nk"],
+                                     SHAPE["d"], "bf16")
+            ok = (all(isinstance(c.get(x), int) and c[x] >= 0 for x in ("br", "bc", "stages", "smem_bytes", "splits"))
+                  and all(isinstance(c.get(x), int) and c[x] > 0
+                          for x in ("threads", "ctas_per_sm", "grid_x", "grid_y", "grid_z", "launches"))
+                  and isinstance(c.get("grid_order"), str) and c["grid_order"] != "")
+            report(ok, f"kernel_config {kernel}", str(c))
+        except IoattnError as e:
+            report(False, f"kernel_config {kernel}", f"refused: {e}")
+    try:
+        ioattn.kernel_config("v99_none", 1, 1, 1, 1, 1, 64, "bf16")
+        report(False, "kernel_config refuses an unknown kernel", "accepted")
+    except IoattnError as e:
+        report(e.code == 2 and one_line(str(e)), "kernel_config refuses an unknown kernel", repr(str(e)))
+
+
+def main():
+    global torch
+    try:
+        import torch as t
+    except ImportError:
+        print("SKIPPED: no GPU (torch is not installed)")
+        return 77
+    torch = t
+    if not torch.cuda.is_available():
+        print("SKIPPED: no GPU (torch.cuda.is_available() is False)")
+        return 77
+    lib = Path(ioattn._find_library()).resolve()
+    root = Path(__file__).resolve().parent.parent
+    lib = lib.relative_to(root) if lib.is_relative_to(root) else lib.name  # no machine paths in a log
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, library {lib}")
+    for part in (run_bad_forward, run_two_devices, run_bad_capi, run_good):
+        try:
+            part()
+        except Exception as e:  # a crash of one part is a failure, not the end of the report
+            report(False, part.__name__, f"raised {type(e).__name__}: {e}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
