@@ -92,6 +92,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true", help="N in {1k, 4k}, d = 128, bf16 only")
+    ap.add_argument("--dtypes", default="", help="comma list of dtypes to run (default: bf16,fp16)")
     ap.add_argument("--variants", default="", help="comma list of ioattn variants (default: all registered)")
     ap.add_argument("--samples", type=int, default=2, help="sweeps of the whole grid (run-to-run spread)")
     ap.add_argument("--reps", type=int, default=30, help="timed calls per (sample, config, impl)")
@@ -122,6 +123,11 @@ def main():
     seqlens = [1024, 4096] if args.quick else SEQLENS
     dims = [128] if args.quick else [64, 128]
     dtypes = {"bf16": DTYPES["bf16"]} if args.quick else DTYPES
+    if args.dtypes:
+        unknown = set(args.dtypes.split(",")) - set(DTYPES)
+        if unknown:
+            ap.error(f"--dtypes: unknown {sorted(unknown)} (known: {sorted(DTYPES)})")
+        dtypes = {k: v for k, v in DTYPES.items() if k in args.dtypes.split(",")}
     flush = None if args.flush_l2 == "auto" else args.flush_l2 == "on"
     scalar_dtypes = set(args.scalar_dtypes.split(","))
     timing.prepare()

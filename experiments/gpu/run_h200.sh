@@ -34,6 +34,8 @@
 #            $NCU_CAP (400 s); NCU_NAIVE_MAX (4096) is the largest N v01 is profiled at, NCU_RUN_CAP
 #            (120 s) one profile's cap
 #   bench    only the benchmark (two samples), budget 400 s
+#   core     tests pybad ceilings bench, budget 400 s: the least one call needs for a committed
+#            run (T_TEST caps the tests, default 150 s; BENCH_ARGS are passed to bench_sdpa.py)
 # RUN_BUDGET overrides a mode's budget (seconds).
 set -u
 MODE=${1:-full}
@@ -45,7 +47,8 @@ case "$MODE" in
   recheck) STAGES="tests ncu"; BUDGET=400 ;;
   ncu)     STAGES="ncu"; BUDGET=${NCU_CAP:-400} ;;
   bench)   STAGES="bench"; BUDGET=400 ;;
-  *) echo "run_h200.sh: unknown mode '$MODE' (check, measure, full, quick, recheck, ncu, bench)" >&2; exit 2 ;;
+  core)    STAGES="tests pybad ceilings bench"; BUDGET=400 ;;
+  *) echo "run_h200.sh: unknown mode '$MODE' (check, measure, full, quick, recheck, ncu, bench, core)" >&2; exit 2 ;;
 esac
 BUDGET=${RUN_BUDGET:-$BUDGET}
 ROOT=$(pwd)
@@ -85,11 +88,11 @@ stage context
 } > "$R/context.txt" 2>&1
 cat "$R/context.txt"
 
-if [ "$MODE" = quick ]; then SCALE=0.1; else SCALE=1; fi
+if [ "$MODE" = quick ]; then SCALE=0.1; else SCALE=${TEST_SCALE:-1}; fi
 
 # tests: the suite and the two sanitizers side by side (correctness only, nothing is timed there).
 stage "gpu tests + memcheck + racecheck (in parallel)"
-if want tests 150; then
+if want tests "${T_TEST:-150}"; then
   IOATTN_RC_SCALE=$SCALE OMP_NUM_THREADS=8 timeout "$CAP" "$C/gpu_kernels" > "$R/test_gpu.log" 2>&1 &
   P_TEST=$!
   for tool in memcheck racecheck; do
@@ -149,7 +152,7 @@ stage bench
 case " $STAGES " in *" tiles "*) BENCH_WANT=$(( $(cap 600) - 60 )) ;; *) BENCH_WANT=600 ;; esac
 if want bench "$BENCH_WANT"; then
   if [ "$MODE" = quick ]; then BQ=--quick; else BQ=; fi
-  timeout "$CAP" python3 experiments/gpu/bench_sdpa.py --out "$R" $BQ --samples 2 --deadline-s $(( CAP > 80 ? CAP - 40 : CAP / 2 )) \
+  timeout "$CAP" python3 experiments/gpu/bench_sdpa.py --out "$R" $BQ ${BENCH_ARGS:-} --samples 2 --deadline-s $(( CAP > 80 ? CAP - 40 : CAP / 2 )) \
     > "$R/bench.log" 2>&1
   note "bench rc=$?"
   tail -1 "$R/bench.log" | tee -a "$R/summary.txt"
