@@ -71,8 +71,10 @@ struct LocalAccess {
   std::vector<int64_t> cnt_prefix;   // prefix sums of rows touched (no-L2 count), size L + 1
   std::vector<int64_t> b, e;         // span [b, e) of each local CTA, monotone within a split
   std::vector<int64_t> g_prefix;     // prefix sums of new coverage g[l] (within a split), size L + 1
-  std::vector<int64_t> anyvis_rows_prefix;  // outer-axis reads shared by splits: rows of block o if
-                                            // any split of o is visible, prefix over o
+  // Outer-axis tensors read by every split of a block (Q in split-KV): rows of blocks [0, o)
+  // (prefix over o) and, per split, the ranges of o whose CTA (s, o) touches the tensor.
+  std::vector<int64_t> rows_prefix;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> touched;
   bool shared_across_splits = false;
   int64_t full_union = 0;            // rows touched by one head's whole grid (compulsory)
   int64_t row_bytes = 0;
@@ -114,21 +116,28 @@ void merge_ranges(std::vector<std::pair<int64_t, int64_t>>& r) {
 int64_t union_local(const LocalAccess& a, const Geometry& g,
                     const std::vector<std::pair<int64_t, int64_t>>& l_ranges) {
   if (a.shared_across_splits) {
-    // Outer-axis tensor read by every split of a block (Q in split-KV): count each outer block
-    // once if any of its splits is visible (exact when the set covers whole splits; see README).
+    // Outer-axis tensor read by every split of a block (Q in split-KV): block o counts once if
+    // any CTA (s, o) of the set touches it.
     std::vector<std::pair<int64_t, int64_t>> o_ranges;
     for (auto [l0, l1] : l_ranges)
       for (int64_t s = l0 / g.T_out; s * g.T_out < l1; ++s) {
         const int64_t lo = std::max(l0, s * g.T_out) - s * g.T_out;
         const int64_t hi = std::min(l1, (s + 1) * g.T_out) - s * g.T_out;
-        o_ranges.push_back({lo, hi});
+        for (auto [t0, t1] : a.touched[s])
+          if (std::max(lo, t0) < std::min(hi, t1)) o_ranges.push_back({std::max(lo, t0), std::min(hi, t1)});
       }
     merge_ranges(o_ranges);
     int64_t rows = 0;
-    for (auto [lo, hi] : o_ranges) rows += a.anyvis_rows_prefix[hi] - a.anyvis_rows_prefix[lo];
+    for (auto [lo, hi] : o_ranges) rows += a.rows_prefix[hi] - a.rows_prefix[lo];
     return rows;
   }
   // Inner-axis and split-private tensors: different splits touch disjoint rows.
+  if (l_ranges.size() == 1) {  // the common case: one range; whole splits and a partial one each end
+    const auto [l0, l1] = l_ranges[0];
+    if (l1 <= l0) return 0;
+    const int64_t s0 = l0 / g.T_out, s1 = (l1 - 1) / g.T_out;
+    if (s0 == s1) return union_in_split(a, g, s0, {{l0 - s0 * g.T_out, l1 - s0 * g.T_out}});
+  }
   std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> by_split;
   for (auto [l0, l1] : l_ranges)
     for (int64_t s = l0 / g.T_out; s * g.T_out < l1; ++s) {
@@ -142,6 +151,110 @@ int64_t union_local(const LocalAccess& a, const Geometry& g,
     rows += union_in_split(a, g, s, r);
   }
   return rows;
+}
+
+// The CTAs of one wave, as pieces: every head in [h0, h1) runs the local CTAs l = s * T_out + o
+// of `ranges` (half-open ranges of l; they may overlap between pieces, never within one).
+struct Piece {
+  int64_t h0 = 0, h1 = 0;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+};
+
+// A contiguous range [y0, y1) of the per-head dispatch coordinate y of `order` as ranges of the
+// local index l = s * T_out + o. bh_major and qblock_major number l itself; bh_major_splits numbers
+// y = o * S + s; qblock_major_rev numbers y = s * T_out + (T_out - 1 - o).
+std::vector<std::pair<int64_t, int64_t>> local_ranges(GridOrder order, const Geometry& g, int64_t y0, int64_t y1) {
+  std::vector<std::pair<int64_t, int64_t>> r;
+  if (y1 <= y0) return r;
+  switch (order) {
+    case GridOrder::bh_major:
+    case GridOrder::qblock_major:
+      r.push_back({y0, y1});
+      break;
+    case GridOrder::bh_major_splits:
+      // y = o * S + s lies in [y0, y1) iff ceil((y0 - s) / S) <= o < ceil((y1 - s) / S).
+      for (int64_t s = 0; s < g.S; ++s) {
+        const int64_t lo = y0 <= s ? 0 : (y0 - s + g.S - 1) / g.S;
+        const int64_t hi = y1 <= s ? 0 : (y1 - s + g.S - 1) / g.S;
+        if (hi > lo) r.push_back({s * g.T_out + lo, s * g.T_out + hi});
+      }
+      break;
+    case GridOrder::qblock_major_rev:
+      for (int64_t s = y0 / g.T_out; s * g.T_out < y1; ++s) {
+        const int64_t a = std::max(y0, s * g.T_out) - s * g.T_out, b = std::min(y1, (s + 1) * g.T_out) - s * g.T_out;
+        if (b > a) r.push_back({s * g.T_out + g.T_out - b, s * g.T_out + g.T_out - a});
+      }
+      break;
+  }
+  return r;
+}
+
+// The pieces of the CTAs [c0, c1) of the dispatch order, for a grid of `heads` heads with
+// `per_head` CTAs each (1 for a sequential kernel, whose one CTA covers every local index).
+std::vector<Piece> wave_pieces(GridOrder order, const Geometry& g, int64_t heads, bool sequential, int64_t c0,
+                               int64_t c1) {
+  std::vector<Piece> out;
+  if (c1 <= c0) return out;
+  if (sequential) {
+    out.push_back({c0, c1, {{0, g.L}}});
+    return out;
+  }
+  const int64_t L = g.L;
+  if (order == GridOrder::bh_major || order == GridOrder::bh_major_splits) {
+    // Head major: CTA c is head c / L, per-head coordinate c % L.
+    const int64_t hf = c0 / L, y0 = c0 % L, hl = (c1 - 1) / L, y1 = (c1 - 1) % L + 1;
+    if (hf == hl) {
+      out.push_back({hf, hf + 1, local_ranges(order, g, y0, y1)});
+    } else {
+      out.push_back({hf, hf + 1, local_ranges(order, g, y0, L)});
+      if (hl > hf + 1) out.push_back({hf + 1, hl, local_ranges(order, g, 0, L)});
+      out.push_back({hl, hl + 1, local_ranges(order, g, 0, y1)});
+    }
+    return out;
+  }
+  // Block major (2-D grid, head fastest): CTA c is head c % heads at coordinate y = c / heads, so
+  // head h runs y in [y0 + (h < r0), y1 + (h < r1)); the heads split into at most three pieces.
+  const int64_t y0 = c0 / heads, r0 = c0 % heads, y1 = c1 / heads, r1 = c1 % heads;
+  std::vector<int64_t> cuts{0, r0, r1, heads};
+  std::sort(cuts.begin(), cuts.end());
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    const int64_t a = cuts[i], b = cuts[i + 1];
+    if (b <= a) continue;
+    const int64_t lo = y0 + (a < r0 ? 1 : 0), hi = y1 + (a < r1 ? 1 : 0);
+    if (hi > lo) out.push_back({a, b, local_ranges(order, g, lo, hi)});
+  }
+  return out;
+}
+
+// Distinct rows of one access over a wave's pieces, summed over tensor instances; an instance
+// serves `group` consecutive heads (GQA's K and V), 1 otherwise.
+int64_t piece_union(const LocalAccess& la, const Geometry& g, const std::vector<std::pair<int64_t, int64_t>>& r) {
+  if (r.size() == 1 && r[0].first == 0 && r[0].second == g.L) return la.full_union;  // a whole head
+  return union_local(la, g, r);
+}
+
+int64_t wave_union(const LocalAccess& la, const Geometry& g, const std::vector<Piece>& pieces, int64_t group) {
+  int64_t u = 0;
+  if (group == 1) {
+    for (const Piece& pc : pieces) u += (pc.h1 - pc.h0) * piece_union(la, g, pc.ranges);
+    return u;
+  }
+  std::vector<int64_t> edge;  // instances with heads in more than one piece, or partly in the wave
+  for (const Piece& pc : pieces) {
+    const int64_t first = (pc.h0 + group - 1) / group, last = pc.h1 / group;  // instances inside pc
+    if (last > first) u += (last - first) * piece_union(la, g, pc.ranges);
+    if (pc.h0 % group != 0) edge.push_back(pc.h0 / group);
+    if (pc.h1 % group != 0) edge.push_back((pc.h1 - 1) / group);
+  }
+  std::sort(edge.begin(), edge.end());
+  edge.erase(std::unique(edge.begin(), edge.end()), edge.end());
+  for (int64_t inst : edge) {
+    std::vector<std::pair<int64_t, int64_t>> r;
+    for (const Piece& pc : pieces)
+      if (pc.h0 < (inst + 1) * group && pc.h1 > inst * group) r.insert(r.end(), pc.ranges.begin(), pc.ranges.end());
+    u += union_local(la, g, r);
+  }
+  return u;
 }
 
 void add_tensor(std::vector<TensorTraffic>& v, const std::string& name, int64_t eb, bool write,
@@ -239,16 +352,18 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
         la.g_prefix[l + 1] = la.g_prefix[l] + gl;
       }
     if (la.shared_across_splits) {
-      la.anyvis_rows_prefix.assign(g.T_out + 1, 0);
-      for (int64_t o = 0; o < g.T_out; ++o) {
-        bool any = a.write;
-        for (int64_t s = 0; s < g.S && !any; ++s) any = range_of(s, o).end > range_of(s, o).begin;
-        la.anyvis_rows_prefix[o + 1] = la.anyvis_rows_prefix[o] + (any ? rows_out(o) : 0);
-      }
-      la.full_union = la.anyvis_rows_prefix[g.T_out];
-    } else {
-      la.full_union = union_local(la, g, {{0, g.L}});
+      la.rows_prefix.assign(g.T_out + 1, 0);
+      for (int64_t o = 0; o < g.T_out; ++o) la.rows_prefix[o + 1] = la.rows_prefix[o] + rows_out(o);
+      la.touched.assign(g.S, {});
+      for (int64_t s = 0; s < g.S; ++s)
+        for (int64_t o = 0; o < g.T_out; ++o) {
+          const int64_t l = s * g.T_out + o;
+          if (la.e[l] <= la.b[l]) continue;
+          auto& r = la.touched[s];
+          if (!r.empty() && r.back().second == o) r.back().second = o + 1; else r.push_back({o, o + 1});
+        }
     }
+    la.full_union = union_local(la, g, {{0, g.L}});
   }
 
   // --- Grid and waves. A sequential kernel (FA1) is one CTA per (b, h). ---
@@ -276,7 +391,8 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
     comp[ai] = instances * la.full_union;
   }
 
-  // The wave model. Wave w runs CTAs [w*W, (w+1)*W) in launch order (b, h, s, o). Per access, the
+  // The wave model. Wave w runs CTAs [w*W, (w+1)*W) in dispatch order (t.grid_order; bh_major:
+  // (b, h, s, o)). Per access, the
   // wave's rows split into
   //     union   distinct rows per tensor instance            (compulsory for the wave)
   //     shared  re-reads of rows another CTA of the wave read (union_cta - union)
@@ -287,6 +403,9 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
   // near lockstep (the same tile at about the same time), so they hit regardless of WS; with
   // unequal work (causal, windows) the CTAs drift apart and they miss like self re-reads:
   //     hbm = union + (self + (lockstep ? 0 : shared)) * (1 - min(1, C / WS)).
+  // Nothing is carried from one wave to the next. Under a block-major order the CTAs of a wave
+  // belong to different heads, so K and V are shared only when a wave holds more CTAs than there
+  // are heads.
   // Checked against DRAM counters of FlashAttention-2 on the H200 (simulator/README.md).
   int fits_waves = 0, lockstep_waves = 0, exceed_waves = 0;
   // Lockstep: every CTA that has work runs the same number of tiles (FA1's one CTA per head does).
@@ -303,8 +422,6 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
       }
   }
   if (!no_l2) {
-    // A sequential CTA covers all local CTAs of its head.
-    auto cta_to_local = [&](int64_t c) { return k.sequential_outer ? c * g.L : c; };
     // Whether a write access's tensor is also read in this kernel (counted once in the working set).
     std::vector<bool> skip_ws(k.accesses.size(), false);
     for (size_t ai = 0; ai < k.accesses.size(); ++ai)
@@ -313,33 +430,21 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
           if (!other.write && other.tensor == k.accesses[ai].tensor) skip_ws[ai] = true;
     std::vector<int64_t> uni(k.accesses.size()), cnt(k.accesses.size()), uni_cta(k.accesses.size());
     for (int64_t w = 0; w < waves; ++w) {
-      const int64_t c0 = cta_to_local(w * W), c1 = cta_to_local(std::min(grid, (w + 1) * W));
+      const int64_t c0 = w * W, c1 = std::min(grid, (w + 1) * W);
+      const std::vector<Piece> pieces = wave_pieces(t.grid_order, g, bh, k.sequential_outer, c0, c1);
       double ws = 0.0;
       for (size_t ai = 0; ai < k.accesses.size(); ++ai) {
         const LocalAccess& la = local[ai];
-        const int64_t key_ctas = (k.accesses[ai].heads == Heads::kv ? group : 1) * g.L;
-        auto cum = [&](int64_t c) { return (c / g.L) * la.cnt_prefix[g.L] + la.cnt_prefix[c % g.L]; };
-        cnt[ai] = cum(c1) - cum(c0);
+        int64_t c = 0;
+        for (const Piece& pc : pieces)
+          for (auto [l0, l1] : pc.ranges) c += (pc.h1 - pc.h0) * (la.cnt_prefix[l1] - la.cnt_prefix[l0]);
+        cnt[ai] = c;
         // Union over the keys (tensor instances) the wave touches.
-        auto segment_union = [&](int64_t u0, int64_t u1) -> int64_t {  // local offsets in one key
-          if (u1 - u0 >= g.L) return la.full_union;
-          const int64_t l0 = u0 % g.L, l1 = l0 + (u1 - u0);
-          if (l1 <= g.L) return union_local(la, g, {{l0, l1}});
-          return union_local(la, g, {{l0, g.L}, {0, l1 - g.L}});
-        };
-        const int64_t k_first = c0 / key_ctas, k_last = (c1 - 1) / key_ctas;
-        int64_t u = 0;
-        if (k_first == k_last) {
-          u = segment_union(c0 - k_first * key_ctas, c1 - k_first * key_ctas);
-        } else {
-          u += segment_union(c0 - k_first * key_ctas, key_ctas);
-          u += (k_last - k_first - 1) * la.full_union;
-          u += segment_union(0, c1 - k_last * key_ctas);
-        }
+        const int64_t u = wave_union(la, g, pieces, k.accesses[ai].heads == Heads::kv ? group : 1);
         uni[ai] = u;
         // Distinct rows per CTA, summed: a non-sequential CTA touches each row once; a sequential
         // CTA (FA1) touches its head's whole union.
-        const int64_t ctas = std::min(grid, (w + 1) * W) - w * W;
+        const int64_t ctas = c1 - c0;
         uni_cta[ai] = k.sequential_outer ? ctas * la.full_union : cnt[ai];
         if (!skip_ws[ai]) ws += static_cast<double>(u * la.row_bytes);
       }

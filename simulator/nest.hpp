@@ -2,7 +2,7 @@
 //
 // A strategy (strategies.cpp) is a list of kernels. A kernel is one of two shapes:
 //
-//   TiledKernel      for (b, h) in batch x heads_q:            // grid, launch order b, h, s, o
+//   TiledKernel      for (b, h) in batch x heads_q:            // grid; dispatch order: Tiling::grid_order
 //                      for s in splits:                        // split-KV ranges (1 otherwise)
 //                        for o in outer blocks:                // one CTA each, or all in one CTA
 //                          [outer accesses: tile o of a tensor along the outer axis]

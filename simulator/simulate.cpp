@@ -60,6 +60,20 @@ std::optional<Pass> parse_pass(std::string_view s) {
   return std::nullopt;
 }
 std::string_view dq_mode_name(DqMode m) { return m == DqMode::atomic ? "atomic" : "separate"; }
+std::string_view grid_order_name(GridOrder g) {
+  switch (g) {
+    case GridOrder::bh_major: return "bh_major";
+    case GridOrder::bh_major_splits: return "bh_major_splits";
+    case GridOrder::qblock_major: return "qblock_major";
+    case GridOrder::qblock_major_rev: return "qblock_major_rev";
+  }
+  return "?";
+}
+std::optional<GridOrder> parse_grid_order(std::string_view s) {
+  for (auto v : {GridOrder::bh_major, GridOrder::bh_major_splits, GridOrder::qblock_major, GridOrder::qblock_major_rev})
+    if (s == grid_order_name(v)) return v;
+  return std::nullopt;
+}
 
 namespace {
 
@@ -303,7 +317,10 @@ Result simulate_unchecked(const AttnProblem& p, const Machine& m, const Tiling& 
   for (const auto& pk : plan.kernels) {
     KernelResult k;
     if (pk.tiled) {
-      const int64_t occ = std::max<int64_t>(1, occupancy_of(pk.t.footprint, m, t.ctas_per_cu, nullptr));
+      // A requested occupancy is taken as given (e.g. one measured on the GPU, where the model's
+      // footprint may disagree); simulate() refuses one that does not fit.
+      const int64_t occ = t.ctas_per_cu > 0 ? t.ctas_per_cu
+                                            : std::max<int64_t>(1, occupancy_of(pk.t.footprint, m, 0, nullptr));
       k = detail::count_tiled(p, t, pk.t, cus, occ, llc, o.no_l2);
       r.ctas_per_cu = std::max(r.ctas_per_cu, occ);
     } else {

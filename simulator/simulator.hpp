@@ -4,7 +4,8 @@
 //   AttnProblem (include/ioattn/problem.hpp)  what is computed
 //   Machine     (machines/*.json)             what it runs on; every number carries its source
 //   Tiling      (this file)                   how it is blocked: strategy (hence loop order),
-//                                             Br, Bc, splits, residency, CTAs per CU
+//                                             Br, Bc, splits, residency, CTAs per CU, and the
+//                                             order in which the grid's CTAs are dispatched
 // and one output, Result: per kernel and per memory level (HBM, L2, LDS) the bytes read and
 // written, matrix and other FLOPs, peak extra device memory, roofline time and the bound that won.
 //
@@ -70,7 +71,8 @@ struct Machine {
   Sourced vector_fp32;             // non-matrix fp32 FLOP/s (softmax, scaling, ...)
   Sourced launch_overhead_s;       // per kernel launch
 
-  // Measured ceilings beside the datasheet (H200: /work/shared/PLATFORM.md). Used for time when
+  // Measured ceilings beside the datasheet (H200: experiments/gpu/ceilings.py, committed under
+  // experiments/results/h200/; the machine file's "source" names the file). Used for time when
   // Options::measured_ceilings is set and the number exists.
   std::optional<Sourced> measured_bandwidth;    // copy (read + write) bytes/s
   std::optional<Sourced> measured_matrix_bf16;  // GEMM FLOP/s
@@ -118,6 +120,23 @@ std::string_view pass_name(Pass p);
 std::optional<Pass> parse_pass(std::string_view s);
 std::string_view dq_mode_name(DqMode m);
 
+// The order in which a tiled kernel's CTAs are dispatched, which decides the CTAs that share a
+// wave of the L2 model (a streaming kernel has no tiles and no order). A tiled kernel's CTAs are
+// (head, s, o): head = b * heads_q + h, s the split (0 unless split-KV), o the outer block (query
+// block; key block in the K/V-outer backward), T_out outer blocks per split:
+//   bh_major          1-D grid (head, s, o), o fastest: every outer block of one head together
+//                     (flash-attention's grids, ioattn v03)
+//   bh_major_splits   1-D grid (head, o, s), s fastest: the splits of one block together (v03b)
+//   qblock_major      2-D grid, x = head (fastest), y = s * T_out + o: one outer block of every
+//                     head together, so co-resident CTAs belong to different heads and do not
+//                     share K and V (v04)
+//   qblock_major_rev  as qblock_major with y = s * T_out + (T_out - 1 - o): last blocks (the heavy
+//                     ones under a causal mask) first (v05, v06)
+// A kernel with one CTA per head (FA1's sequential outer loop) is the same under every order.
+enum class GridOrder { bh_major, bh_major_splits, qblock_major, qblock_major_rev };
+std::string_view grid_order_name(GridOrder g);
+std::optional<GridOrder> parse_grid_order(std::string_view s);
+
 struct Tiling {
   Strategy strategy = Strategy::fa2;
   int64_t Br = 64;               // query rows per tile
@@ -127,6 +146,7 @@ struct Tiling {
   bool q_in_registers = false;   // Q_i held in registers (else staged in LDS) over the inner loop
   bool p_through_lds = false;    // P staged in LDS between S = QK^T and PV (else in registers)
   DqMode dq = DqMode::atomic;    // flash backward (fa2, splitkv)
+  GridOrder grid_order = GridOrder::bh_major;  // dispatch order of the tiled kernels' CTAs
 };
 
 // On-chip footprint of one CTA of the strategy's main kernel (the largest of the pass).
@@ -232,7 +252,9 @@ struct Result {
 // options the strategy does not support.
 Result simulate(const AttnProblem& p, const Machine& m, const Tiling& t, const Options& o = {});
 
-// Same, without the fit check (the sweep and the search also report tilings that do not fit).
+// Same, without the fit check (the sweep and the search also report tilings that do not fit);
+// a requested Tiling::ctas_per_cu is used as given even where the modeled footprint would not
+// fit it (a measured occupancy), else the occupancy is the footprint's (at least 1).
 Result simulate_unchecked(const AttnProblem& p, const Machine& m, const Tiling& t, const Options& o);
 
 // ---------------------------------------------------------------------------------------------

@@ -31,6 +31,19 @@ struct Builder {
   }
 };
 
+// Dispatch position of CTA (head, split s, outer block o) of a tiled kernel with S splits and T
+// outer blocks per split over H heads, written from the grid-order definitions in
+// simulator.hpp (independently of nest.cpp's wave pieces).
+int64_t position(sim::GridOrder order, int64_t head, int64_t s, int64_t o, int64_t H, int64_t S, int64_t T) {
+  switch (order) {
+    case sim::GridOrder::bh_major: return (head * S + s) * T + o;
+    case sim::GridOrder::bh_major_splits: return (head * T + o) * S + s;
+    case sim::GridOrder::qblock_major: return (s * T + o) * H + head;
+    case sim::GridOrder::qblock_major_rev: return (s * T + (T - 1 - o)) * H + head;
+  }
+  return -1;
+}
+
 struct Ctx {
   const AttnProblem& p;
   const sim::Tiling& t;
@@ -43,6 +56,10 @@ struct Ctx {
   int64_t k1(int64_t J) const { return std::min(Nk, (J + 1) * Bc); }
   int64_t qi(int64_t b, int64_t h) const { return b * Hq + h; }        // instance of a Q-side tensor
   int64_t ki(int64_t b, int64_t h) const { return b * Hkv + h / g; }   // instance of K, V
+  // Dispatch position of a tiled kernel's CTA (b, h, s, o) under the tiling's grid order.
+  int64_t pos(int64_t b, int64_t h, int64_t s, int64_t o, int64_t S, int64_t T) const {
+    return position(t.grid_order, qi(b, h), s, o, B * Hq, S, T);
+  }
 };
 
 Ctx make_ctx(const AttnProblem& p, const sim::Tiling& t) {
@@ -110,11 +127,12 @@ void standard(const Ctx& c, const sim::Options& o, bool fwd, bool bwd, std::vect
 KernelTrace q_outer_fwd(const Ctx& c, const std::string& name, int64_t S, bool partial) {
   Builder b(name, true);
   const int64_t dE = c.d * c.e, per = cdiv(c.Tc, S);
-  int64_t cta = 0;
+  int64_t ctas = 0;
   for (int64_t bb = 0; bb < c.B; ++bb)
     for (int64_t h = 0; h < c.Hq; ++h)
       for (int64_t s = 0; s < S; ++s)
-        for (int64_t I = 0; I < c.Tr; ++I, ++cta) {
+        for (int64_t I = 0; I < c.Tr; ++I, ++ctas) {
+          const int64_t cta = c.pos(bb, h, s, I, S, c.Tr);
           std::vector<int64_t> js;
           for (int64_t J = s * per; J < std::min(c.Tc, (s + 1) * per); ++J)
             if (c.tile(I, J)) js.push_back(J);
@@ -131,7 +149,7 @@ KernelTrace q_outer_fwd(const Ctx& c, const std::string& name, int64_t S, bool p
             b.wr("LSE_partial", 4, c.qi(bb, h), s * c.Nq + c.q0(I), s * c.Nq + c.q1(I), cta);
           }
         }
-  b.k.grid = cta;
+  b.k.grid = ctas;
   return b.k;
 }
 
@@ -168,10 +186,11 @@ KernelTrace kv_outer_bwd(const Ctx& c, const std::string& name, bool fa1, bool a
   Builder b(name, true);
   const int64_t dE = c.d * c.e;
   const std::string dK = c.g > 1 ? "dK_exp" : "dK", dV = c.g > 1 ? "dV_exp" : "dV";
-  int64_t cta = 0;
+  int64_t cta = 0;  // FA1: one CTA per head, the same under every order
   for (int64_t bb = 0; bb < c.B; ++bb)
     for (int64_t h = 0; h < c.Hq; ++h) {
       for (int64_t J = 0; J < c.Tc; ++J) {
+        if (!fa1) cta = c.pos(bb, h, 0, J, 1, c.Tc);
         std::vector<int64_t> is;
         for (int64_t I = 0; I < c.Tr; ++I)
           if (c.tile(I, J)) is.push_back(I);
@@ -198,21 +217,20 @@ KernelTrace kv_outer_bwd(const Ctx& c, const std::string& name, bool fa1, bool a
         }
         b.wr(dK, dE, c.qi(bb, h), c.k0(J), c.k1(J), cta);
         b.wr(dV, dE, c.qi(bb, h), c.k0(J), c.k1(J), cta);
-        if (!fa1) ++cta;
       }
       if (fa1) ++cta;
     }
-  b.k.grid = cta;
+  b.k.grid = fa1 ? cta : c.B * c.Hq * c.Tc;
   return b.k;
 }
 
 KernelTrace dq_kernel(const Ctx& c) {
   Builder b("bwd_dq", true);
   const int64_t dE = c.d * c.e;
-  int64_t cta = 0;
   for (int64_t bb = 0; bb < c.B; ++bb)
     for (int64_t h = 0; h < c.Hq; ++h)
-      for (int64_t I = 0; I < c.Tr; ++I, ++cta) {
+      for (int64_t I = 0; I < c.Tr; ++I) {
+        const int64_t cta = c.pos(bb, h, 0, I, 1, c.Tr);
         std::vector<int64_t> js;
         for (int64_t J = 0; J < c.Tc; ++J)
           if (c.tile(I, J)) js.push_back(J);
@@ -229,7 +247,7 @@ KernelTrace dq_kernel(const Ctx& c) {
         }
         b.wr("dQ", dE, inst, r0, r1, cta);
       }
-  b.k.grid = cta;
+  b.k.grid = c.B * c.Hq * c.Tr;
   return b.k;
 }
 
@@ -286,7 +304,10 @@ std::vector<KernelTrace> trace(const AttnProblem& p, const sim::Tiling& t, Pass 
   return out;
 }
 
-std::map<std::string, Counts> count(const KernelTrace& k, int64_t W) {
+std::map<std::string, Counts> count(const KernelTrace& k_in, int64_t W) {
+  // Waves follow the dispatch position, not the order in which the trace walked the CTAs.
+  KernelTrace k = k_in;
+  std::stable_sort(k.log.begin(), k.log.end(), [](const Access& a, const Access& b) { return a.cta < b.cta; });
   std::map<std::string, Counts> out;
   // Distinct (tensor, instance, row) keys, per kernel and per wave.
   auto key = [](const Access& a, int64_t row) {

@@ -5,8 +5,9 @@
 // writes down each tile access (tensor, instance, row range). Counting that log gives
 //   no_l2       every access,
 //   compulsory  distinct rows per tensor instance over the whole kernel,
-//   per_wave    distinct rows per tensor instance within each wave of W consecutive CTAs (what the
-//               simulator's wave model must give when every wave fits the cache).
+//   per_wave    distinct rows per tensor instance within each wave of W consecutive CTAs in
+//               dispatch order (Tiling::grid_order; what the simulator's wave model must give when
+//               every wave fits the cache).
 // Small problems only (it stores the log): N up to a few hundred.
 #pragma once
 
@@ -26,7 +27,7 @@ struct Access {
   int64_t instance = 0;    // (b, head) of the tensor's own head space, or 0 for a shared tensor
   int64_t row0 = 0, row1 = 0;
   bool write = false;
-  int64_t cta = 0;         // launch-order index of the CTA that made it
+  int64_t cta = 0;         // dispatch position of the CTA that made it (Tiling::grid_order)
 };
 
 struct TensorInfo {
