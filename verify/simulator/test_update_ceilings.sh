@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# verify/simulator/test_update_ceilings.sh: simulator/machines/update_h200_ceilings.py on a copy of
+# h200.json and a generated ceilings.json in a temporary folder laid out like the repository (the
+# numbers are test inputs, never committed). ctest machines_update_ceilings.
+set -u
+src=$(cd "$(dirname "$0")/../.." && pwd)
+script=$src/simulator/machines/update_h200_ceilings.py
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/experiments/results/h200/T1"
+cp "$src/simulator/machines/h200.json" "$tmp/h200.json"
+/usr/bin/python3 - "$tmp/experiments/results/h200/T1/ceilings.json" <<'PY'
+import json, sys
+rows = []
+for s, (c, b, h, f) in enumerate([(4300.0, 700.0, 710.0, 50.0), (4200.0, 690.0, 705.0, 52.0)]):
+    rows.append(dict(name="copy_d2d", dtype="fp32", value=c, unit="GB/s", sample=s, check="copy equals its source"))
+    for dt, v in (("bf16", b), ("fp16", h), ("fp32", f)):
+        rows.append(dict(name="gemm_8192", dtype=dt, value=v, unit="TFLOP/s", sample=s, check="rel_err 1e-3 (ok)"))
+json.dump(dict(context=dict(date="2026-12-02T10:00:00Z"), rows=rows), open(sys.argv[1], "w"))
+PY
+fail=0
+run() {  # run WANT_RC WHAT -- cmd...
+  local want=$1 what=$2; shift 3
+  "$@" >"$tmp/out" 2>&1; local rc=$?
+  if [ "$rc" -eq "$want" ]; then echo "PASS: $what (exit $rc)"; else echo "FAIL: $what: exit $rc, expected $want"; cat "$tmp/out"; fail=1; fi
+}
+m=(--repo "$tmp" --machine "$tmp/h200.json")
+run 0 "rewrite from a ceilings file" -- /usr/bin/python3 "$script" "$tmp/experiments/results/h200/T1/ceilings.json" "${m[@]}"
+/usr/bin/python3 - "$tmp/h200.json" <<'PY' || fail=1
+import json, sys
+j = json.load(open(sys.argv[1]))
+want = {"measured_bandwidth": 4.3e12, "measured_matrix_bf16": 700e12, "measured_matrix_fp16": 710e12, "measured_vector_fp32": 52e12}
+for k, v in want.items():
+    e = j[k]
+    ok = abs(e["value"] - v) < 1e-6 * v and "experiments/results/h200/T1/ceilings.json" in e["source"] and "/tmp" not in e["source"]
+    print(("PASS" if ok else "FAIL") + f": {k} = {e['value']:g}, source names the repository path")
+    if not ok:
+        sys.exit(1)
+PY
+run 0 "--check agrees after the rewrite" -- /usr/bin/python3 "$script" --check "${m[@]}"
+sed -i 's/"value": 700000000000000.0/"value": 1.0/' "$tmp/h200.json"
+run 1 "--check finds a catalog value that differs from its file" -- /usr/bin/python3 "$script" --check "${m[@]}"
+outside=$(mktemp -d)
+cp "$tmp/experiments/results/h200/T1/ceilings.json" "$outside/"
+run 1 "a file outside the repository is refused" -- /usr/bin/python3 "$script" "$outside/ceilings.json" "${m[@]}"
+rm -rf "$outside"
+sed -i 's/rel_err 1e-3 (ok)/FAILED: rel_err 1/' "$tmp/experiments/results/h200/T1/ceilings.json"
+run 1 "a row whose check failed is refused" -- /usr/bin/python3 "$script" "$tmp/experiments/results/h200/T1/ceilings.json" "${m[@]}"
+exit $fail
