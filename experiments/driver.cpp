@@ -86,6 +86,33 @@ std::filesystem::path results_dir(const DriverArgs& a, std::string_view machine)
   return d;
 }
 
+std::string repo_path(const std::filesystem::path& p) {
+  std::error_code ec;
+  const auto root = std::filesystem::weakly_canonical(IOATTN_SOURCE_DIR, ec);
+  const auto abs = std::filesystem::weakly_canonical(std::filesystem::absolute(p), ec);
+  const auto rel = abs.lexically_relative(root);
+  if (ec || rel.empty() || *rel.begin() == "..") return p.string();
+  return rel.string();
+}
+
+namespace {
+
+// Every string of `j`, with the repository's absolute path written relative ("<root>/x" -> "x",
+// "<root>" alone -> ".").
+void relativize(nlohmann::json& j, const std::string& root) {
+  if (j.is_string()) {
+    std::string s = j.get<std::string>();
+    const std::string pre = root + "/";
+    for (size_t at = s.find(pre); at != std::string::npos; at = s.find(pre, at)) s.erase(at, pre.size());
+    if (s == root) s = ".";
+    j = s;
+  } else if (j.is_array() || j.is_object()) {
+    for (auto& v : j) relativize(v, root);
+  }
+}
+
+}  // namespace
+
 void write_context(const std::filesystem::path& dir, std::string_view machine, const DriverArgs& a,
                    nlohmann::json extra) {
   char host[256] = {};
@@ -104,6 +131,10 @@ void write_context(const std::filesystem::path& dir, std::string_view machine, c
   };
   if (!extra.is_null())
     for (auto& [k, v] : extra.items()) ctx[k] = v;
+  std::error_code ec;
+  for (const std::string& root : {std::string(IOATTN_SOURCE_DIR),
+                                  std::filesystem::weakly_canonical(IOATTN_SOURCE_DIR, ec).string()})
+    if (!root.empty() && root != "/") relativize(ctx, root);
   std::ofstream(dir / "context.json") << ctx.dump(1) << "\n";
 }
 

@@ -50,9 +50,16 @@ void add_common_flags(CLI::App& app, DriverArgs& a, std::string_view default_tag
 // holds a CSV and --force was not given.
 std::filesystem::path results_dir(const DriverArgs& a, std::string_view machine);
 
-// context.json beside the CSVs. `extra` adds driver-specific fields (sizes, sources, ...).
+// context.json beside the CSVs. `extra` adds driver-specific fields (sizes, sources, ...). Paths
+// are recorded relative to the repository: every occurrence of the source folder's absolute path
+// in a string of the context (the command, a catalog or input folder) is written as a relative
+// path (e.g. "simulator/machines"); paths outside the repository stay as they are.
 void write_context(const std::filesystem::path& dir, std::string_view machine, const DriverArgs& a,
                    nlohmann::json extra = {});
+
+// `p` relative to the repository when it lies inside it ("experiments/results/h200"; "." for the
+// root), else `p` as given.
+std::string repo_path(const std::filesystem::path& p);
 
 // A tidy CSV written row by row; a row with the wrong number of cells is a bug and throws.
 class Csv {
