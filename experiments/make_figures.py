@@ -7,8 +7,10 @@
     paper   (latexmk)           ->  <out>/paper.pdf
 
 Modeled (simulator) and CPU results are regenerated on every run into <out>/results; the H200
-results are read from the committed experiments/results/h200/ (re-measured first with --gpu when
-a GPU is present). Committed results are never written here.
+results are the canonical run named in experiments/results/h200/CANONICAL (experiments/
+results_index.py). With --gpu the H200 data is re-measured first into a new tag under
+<out>/results/h200/, and <out>/results/h200/CANONICAL names it, so the figures, the paper and
+exp_h200_model use that fresh run. Committed results are never written here.
 
 Progress: one line per step with its elapsed time. Exit code 0 when every step either succeeded or
 was skipped for lack of data (listed at the end), 1 when any step failed.
@@ -84,11 +86,14 @@ def main() -> int:
         steps.append((f"GPU: unpack results to {dest.relative_to(out)}",
                       ["sh", "-c", f"mkdir -p {dest} && tar xzf {run_dir}/h200_results.tar.gz -C {run_dir} && "
                                    f"cp {run_dir}/h200/*.csv {dest}/ && "
-                                   f"cp {run_dir}/h200/context.txt {dest}/ 2>/dev/null; ls {dest}"]))
+                                   f"(cp {run_dir}/h200/*.json {run_dir}/h200/context.txt {dest}/ 2>/dev/null; true) && "
+                                   f"printf '# written by make figures GPU=1: the fresh run is canonical here\\n"
+                                   f"bench {tag}\\nncu {tag}\\ntiles {tag}\\n' > {dest.parent}/CANONICAL; ls {dest}"]))
     for d in DRIVERS:
         exe = build / "experiments" / d
+        extra = ["--h200", str(out / "results" / "h200")] if (d == "exp_h200_model" and args.gpu) else []
         steps.append((f"driver {d}", [str(exe), "--preset", "figure", "--check", "--force",
-                                      "--out", str(out / "results")]))
+                                      "--out", str(out / "results")] + extra))
     for fig in sorted((REPO / "plots").glob("fig_*.py")):
         steps.append((f"plot {fig.name}", [PY, str(fig), "--out", str(out / "figures")]))
     if not args.no_paper:

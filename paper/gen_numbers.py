@@ -7,7 +7,9 @@ Writes, into --out (default out/generated):
   machines_table.tex  the catalog table (sim/machines/machines.csv)
   ladder_table.tex    the H200 throughput table (committed H200 results), when they exist
 
-Data is found like the plots find it ($IOATTN_RESULTS, default out/results:experiments/results).
+Data comes through experiments/results_index.py, the module the plots use too ($IOATTN_RESULTS,
+default out/results:experiments/results; every H200 number from the canonical run named in
+experiments/results/h200/CANONICAL). No plotting module is imported here.
 A key whose data is missing is simply not written: the PDF shows a red [n/a: key] there, and this
 script lists those keys. With --require-committed it exits 1 when a key that the committed data
 should provide (everything except the H200 measurements) is missing, so CI catches a paper that
@@ -23,9 +25,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "plots"))
-import h200  # noqa: E402
-import style  # noqa: E402
+sys.path.insert(0, str(HERE.parent / "experiments"))
+import results_index as results  # noqa: E402
 
 PAPER_MACHINES = ["MI210", "MI250X", "MI300X", "A100", "H100", "H200"]
 
@@ -77,12 +78,12 @@ class Numbers:
         self.vals[key] = v
 
     def use(self, path) -> list[dict]:
-        self.sources.add(str(style.rel(Path(path))))
-        return style.read_csv(Path(path))
+        self.sources.add(str(results.rel(Path(path))))
+        return results.read_csv(Path(path))
 
 
 def machines(nb: Numbers, out: Path) -> None:
-    p = style.find_csv("sim", "machines", "machines")
+    p = results.find_csv("sim", "machines", "machines")
     if p is None:
         return
     rows = nb.use(p)
@@ -113,7 +114,7 @@ def machines(nb: Numbers, out: Path) -> None:
 
 
 def io_complexity(nb: Numbers) -> None:
-    paths = {k: style.find_csv("sim", "io_complexity", k) for k in ("vs_n", "vs_m", "fits")}
+    paths = {k: results.find_csv("sim", "io_complexity", k) for k in ("vs_n", "vs_m", "fits")}
     if any(p is None for p in paths.values()):
         return
     vs_n, vs_m, fits = (nb.use(paths[k]) for k in ("vs_n", "vs_m", "fits"))
@@ -134,7 +135,7 @@ def io_complexity(nb: Numbers) -> None:
 
 
 def memory(nb: Numbers) -> None:
-    p = style.find_csv("sim", "memory_vs_n", "memory")
+    p = results.find_csv("sim", "memory_vs_n", "memory")
     if p is not None:
         rows = [r for r in nb.use(p) if r["machine"].startswith("h200")]
         nmax = max(int(r["seqlen"]) for r in rows)
@@ -145,23 +146,23 @@ def memory(nb: Numbers) -> None:
             if int(r["seqlen"]) == nmax:
                 nb.val(f"mem.{'std' if r['impl'] == 'standard' else r['impl']}_{r['pass']}",
                        nbytes(float(r["extra_bytes"])))
-    from fig_memory_vs_n import h200_memory
-
-    h_rows, _, h_col, h_scale = h200_memory()
+    h_rows, h_files, h_col, h_scale = results.memory_rows()
+    for f in h_files:
+        nb.sources.add(str(results.rel(f)))
     sel = [r for r in h_rows if r.get("dtype") == "bf16" and int(float(r["head_dim"])) == 128
-           and h200.flag(r.get("causal", "0")) == 0]
+           and results.flag(r.get("causal", "0")) == 0]
     if sel:
         def per_head(v: str, n: int):
             vals = []
             for r in sel:
-                if h200.variant(r["impl"]) == v and int(float(r["seqlen"])) == n:
+                if results.variant(r["impl"]) == v and int(float(r["seqlen"])) == n:
                     b, h, d = (int(float(r[c])) for c in ("batch", "heads", "head_dim"))
-                    x = (style.num(r, h_col) * h_scale - b * n * h * d * 2) / (b * h)
+                    x = (results.num(r, h_col) * h_scale - b * n * h * d * 2) / (b * h)
                     if x == x:  # skip runs without a memory number (NaN)
                         vals.append(x)
             return min(vals) if vals else None
 
-        naive_ns = sorted({int(float(r["seqlen"])) for r in sel if h200.is_naive(r["impl"])})
+        naive_ns = sorted({int(float(r["seqlen"])) for r in sel if results.is_naive(r["impl"])})
         if naive_ns:
             n = naive_ns[-1]
             nb.val("mem.h200_n", integer(n))
@@ -169,13 +170,13 @@ def memory(nb: Numbers) -> None:
                 x = per_head(v, n)
                 if x is not None:
                     nb.val(f"mem.h200_{k}", nbytes(x))
-            p_sim = style.find_csv("sim", "memory_vs_n", "memory")
+            p_sim = results.find_csv("sim", "memory_vs_n", "memory")
             if p_sim is not None:
-                for r in style.read_csv(p_sim):
+                for r in results.read_csv(p_sim):
                     if r["machine"].startswith("h200") and int(r["seqlen"]) == n and r["pass"] == "fwd":
                         nb.val(f"mem.model_{r['impl']}_head", nbytes(float(r["extra_bytes"]) /
                                                                     (int(r["batch"]) * int(r["heads"]))))
-    p = style.find_csv("cpu", "cpu_reference", "cpu_reference")
+    p = results.find_csv("cpu", "cpu_reference", "cpu_reference")
     if p is not None:
         rows = nb.use(p)
         nmax = max(int(r["seqlen"]) for r in rows)
@@ -196,8 +197,8 @@ def memory(nb: Numbers) -> None:
 
 
 def block_size(nb: Numbers) -> None:
-    p = style.find_csv("sim", "block_size", "tiles")
-    c = style.find_csv("sim", "block_size", "choices")
+    p = results.find_csv("sim", "block_size", "tiles")
+    c = results.find_csv("sim", "block_size", "choices")
     if p is None or c is None:
         return
     tiles = [r for r in nb.use(p) if r["label"] == "H200"]
@@ -222,7 +223,7 @@ def block_size(nb: Numbers) -> None:
     # The same grid measured on the H200 (experiments/gpu/bench_tiles.py: one kernel, the modeled
     # problem), where committed: the rows with br/bc columns and the modeled problem's shape.
     same_problem = ("seqlen", "head_dim", "dtype", "batch", "heads")
-    meas_rows, _ = style.h200_rows(["impl", "seqlen", "br", "bc", "ms"])
+    meas_rows, _ = results.tile_rows()
     meas = [r for r in meas_rows if all(r.get(k) == fit[0][k] for k in same_problem) and r["ms"]]
     nb.flags["haveBlockMeasured"] = bool(meas)
     if not meas:
@@ -246,7 +247,7 @@ def block_size(nb: Numbers) -> None:
 
 
 def speedup(nb: Numbers, h_rows) -> None:
-    p = style.find_csv("sim", "speedup_vs_n", "speedup")
+    p = results.find_csv("sim", "speedup_vs_n", "speedup")
     if p is not None:
         all_rows = nb.use(p)
         dims = sorted({int(r["head_dim"]) for r in all_rows})
@@ -277,9 +278,9 @@ def speedup(nb: Numbers, h_rows) -> None:
         for r in fwd:
             if r["label"] == "H200" and int(r["seqlen"]) == n:
                 nb.val("speed.model_tflops.H200", sig(float(r["tflops_fa2"])))
-    sel = h200.select(h_rows, "bf16", 128, 0)
-    meas = h200.speedup_points(sel)
-    meas_io = h200.speedup_points(sel, flash="ioattn:v03")
+    sel = results.select(h_rows, "bf16", 128, 0)
+    meas = results.speedup_points(sel)
+    meas_io = results.speedup_points(sel, flash="ioattn:v03")
     nb.flags["haveHtwoSpeedup"] = bool(meas)
     if meas:
         # The longest N where the naive kernel was measured; the model's number at the same N.
@@ -302,11 +303,11 @@ def ladder(nb: Numbers, out: Path, h_rows, h_files) -> None:
     if not h_rows:
         return
     for f in h_files:
-        nb.sources.add(str(style.rel(Path(f))))
-    sel = h200.select(h_rows, "bf16", 128, 0)
+        nb.sources.add(str(results.rel(Path(f))))
+    sel = results.select(h_rows, "bf16", 128, 0)
     d = 128
     if not sel:
-        sel = h200.select(h_rows, "bf16", 64, 0)
+        sel = results.select(h_rows, "bf16", 64, 0)
         d = 64
     if not sel:
         return
@@ -325,12 +326,12 @@ def ladder(nb: Numbers, out: Path, h_rows, h_files) -> None:
             nb.val(f"h200.sdpa_{b}", sig(float(at[f"sdpa:{b}"]["tflops"])))
     # Across every measured configuration with N >= 1k (dtype, d, causal, N): the best ioattn kernel
     # against SDPA's FlashAttention-2 backend (the kernels issue's target is >= 1.0x).
-    confs, wins, ratios, cudnn_ahead = 0, 0, [], True
-    for key in sorted({(r["dtype"], int(float(r["head_dim"])), h200.flag(r["causal"]), int(r["seqlen"]))
+    confs, wins, ratios, cudnn_ahead, sample_ratios = 0, 0, [], True, []
+    for key in sorted({(r["dtype"], int(float(r["head_dim"])), results.flag(r["causal"]), int(r["seqlen"]))
                        for r in h_rows}):
         if key[3] < 1024:
             continue
-        at_k = [r for r in h_rows if (r["dtype"], int(float(r["head_dim"])), h200.flag(r["causal"]),
+        at_k = [r for r in h_rows if (r["dtype"], int(float(r["head_dim"])), results.flag(r["causal"]),
                                       int(r["seqlen"])) == key]
         fl = [float(r["tflops"]) for r in at_k if r["impl"] == "sdpa:flash"]
         io_ = [float(r["tflops"]) for r in at_k if r["impl"].startswith("ioattn:")]
@@ -341,12 +342,23 @@ def ladder(nb: Numbers, out: Path, h_rows, h_files) -> None:
             confs += 1
             ratios.append(max(io_) / fl[0])
             wins += max(io_) >= fl[0]
+            # The same ratio within each sample (same problem: TFLOP/s ratio = inverse ms ratio).
+            best = max((r for r in at_k if r["impl"].startswith("ioattn:")), key=lambda r: float(r["tflops"]))
+            flash = next(r for r in at_k if r["impl"] == "sdpa:flash")
+            for smp, ms in best.get("_ms_by_sample", {}).items():
+                f_ms = flash.get("_ms_by_sample", {}).get(smp)
+                if f_ms and len(best["_ms_by_sample"]) > 1:
+                    sample_ratios.append(f_ms / ms)
     nb.flags["cudnnAhead"] = cudnn_ahead
     if confs:
         nb.val("h200.confs", str(confs))
         nb.val("h200.wins", str(wins))
         nb.val("h200.ratio_min", sig(min(ratios), 2))
         nb.val("h200.ratio_max", sig(max(ratios), 2))
+    nb.flags["haveSampleRatios"] = bool(sample_ratios)
+    if sample_ratios:
+        nb.val("h200.ratio_min_sample", sig(min(sample_ratios), 2))
+        nb.val("h200.ratio_max_sample", sig(max(sample_ratios), 2))
     cols = [x for x in (1024, 4096, 16384) if x in ns] or ns[-3:]
     impls = sorted({r["impl"] for r in sel}, key=lambda s: (not s.startswith("ioattn:"), s))
     # One row per implementation: TFLOP/s at a few N, and for the ladder the gain of each step over
@@ -374,16 +386,14 @@ def ladder(nb: Numbers, out: Path, h_rows, h_files) -> None:
     (out / "ladder_table.tex").write_text("\n".join(lines) + "\n")
     nb.flags["haveLadder"] = True
     # Peak memory columns, if the benchmark recorded them (the same columns the figure looks for).
-    from fig_memory_vs_n import h200_memory
-
-    nb.flags["haveHtwoMemory"] = bool(h200_memory()[0])
+    nb.flags["haveHtwoMemory"] = bool(results.memory_rows()[0])
 
 
 def steps(nb: Numbers, out: Path, h_rows) -> None:
     """steps_table.tex: each rung of the kernel ladder with its idea, the model's HBM bytes and time
     for its strategy, and (when committed) the measured H200 throughput and its gain over the rung
     below, all at the ladder driver's problem."""
-    p = style.find_csv("sim", "kernel_ladder", "ladder")
+    p = results.find_csv("sim", "kernel_ladder", "ladder")
     if p is None:
         return
     rows = sorted(nb.use(p), key=lambda r: int(r["step"]))
@@ -397,13 +407,13 @@ def steps(nb: Numbers, out: Path, h_rows) -> None:
         if first:
             nb.val(f"steps.{strat}_hbm", nbytes(float(first[0]["hbm_bytes"])))
             nb.val(f"steps.{strat}_hbm_nol2", nbytes(float(first[0]["hbm_no_l2_bytes"])))
-    meas = {r["impl"]: float(r["tflops"]) for r in h200.select(h_rows, r0["dtype"], d, 0) if int(r["seqlen"]) == n}
+    meas = {r["impl"]: float(r["tflops"]) for r in results.select(h_rows, r0["dtype"], d, 0) if int(r["seqlen"]) == n}
     lines = [r"\begin{tabular}{@{}rp{0.34\textwidth}lrrrrr@{}}", r"\toprule",
              r"step & idea (from the kernel registry) & strategy & \HBM\ bytes & \HBM\ bytes & time & TFLOP/s & gain \\",
              r" & & & model, no L2 & model, L2 & model & H200 & \\", r"\midrule"]
     prev = None
     for r in rows:
-        t = meas.get(h200.variant("ioattn:" + r["variant"]))
+        t = meas.get(results.variant("ioattn:" + r["variant"]))
         gain = sig(t / prev, 2) + r"$\times$" if (t and prev) else "--"
         prev = t
         lines.append(" & ".join([r["step"], r"\texttt{" + tex_escape(r["variant"]) + "}: " + tex_escape(r["idea"]),
@@ -419,7 +429,7 @@ def steps(nb: Numbers, out: Path, h_rows) -> None:
 
 
 def roofline(nb: Numbers) -> None:
-    p = style.find_csv("sim", "roofline", "kernels")
+    p = results.find_csv("sim", "roofline", "kernels")
     if p is None:
         return
     rows = [r for r in nb.use(p) if r["label"] == "H200"]
@@ -437,58 +447,105 @@ def roofline(nb: Numbers) -> None:
 
 
 def model_vs_measured(nb: Numbers, h_files) -> None:
-    """Measured H200 runs against the simulator's twin (sim/h200_model/model.csv): time ratio and,
-    where the H200 CSV has DRAM counters, the byte ratios, for the fastest ioattn run at one N."""
-    from fig_model_vs_measured import dram_columns, key, measured_ms
+    """Measured H200 runs of the canonical run against their simulator twins (sim/h200_model): the
+    time ratio and, where Nsight Compute profiled the run, the byte ratios, for the fastest modeled
+    ioattn run at one N; how many runs have no twin and why; what the grid order costs."""
+    import math
 
     nb.flags["haveModelCheck"] = False
     nb.flags["haveDram"] = False
-    mpath = style.find_csv("sim", "h200_model", "model")
-    meas, _ = h200.merged_runs()
-    if mpath is None or not meas:
+    nb.flags["haveLeftOut"] = False
+    nb.flags["haveOrderEffect"] = False
+    meas, _ = results.merged_runs()
+    sel = [r for r in results.select(meas, "bf16", 128, 0) if results.is_ioattn(r["impl"])]
+    pairs, left_out, mpath = results.model_pairs(sel)
+    if mpath is None or not sel:
         return
-    mod = {key(r): r for r in nb.use(mpath)}
-    pairs = [(r, mod[key(r)]) for r in h200.select(meas, "bf16", 128, 0) if key(r) in mod]
+    nb.use(mpath)
+    if left_out:
+        nb.flags["haveLeftOut"] = True
+        nb.val("check.left_out", str(sum(left_out.values())))
+        nb.val("check.left_out_why", tex_escape("; ".join(f"{n}: {k}" for k, n in sorted(left_out.items()))))
+    nb.val("check.modeled_runs", str(len(pairs)))
     if not pairs:
         return
     ns = sorted({int(r["seqlen"]) for r, _ in pairs})
     n = 4096 if 4096 in ns else ns[len(ns) // 2]
     at = [(r, m) for r, m in pairs if int(r["seqlen"]) == n]
-    r, m = min(at, key=lambda p: measured_ms(p[0]))
+    r, m = min(at, key=lambda p: results.measured_ms(p[0]))
     nb.flags["haveModelCheck"] = True
     nb.val("check.n", integer(n))
     nb.val("check.impl", tex_escape(r["impl"]))
-    nb.val("check.meas_ms", sig(measured_ms(r)))
-    nb.val("check.model_ms", sig(style.num(m, "time_s") * 1e3))
-    ratio = measured_ms(r) / (style.num(m, "time_s") * 1e3)
+    nb.val("check.config", tex_escape("no tile (unfused)" if m["strategy"] == "standard" else
+                                      f"{m['br']} x {m['bc']}, {m['ctas_per_sm']} CTA/SM, {m['grid_order']}"))
+    nb.val("check.meas_ms", sig(results.measured_ms(r)))
+    nb.val("check.model_ms", sig(results.num(m, "time_s") * 1e3))
+    ratio = results.measured_ms(r) / (results.num(m, "time_s") * 1e3)
     nb.val("check.time_ratio", sig(ratio, 2))
     nb.flags["measuredSlower"] = ratio >= 1.0
-    cols = dram_columns(r)
-    if cols:
-        dram = style.num(r, cols[0]) + style.num(r, cols[1])
-        if dram == dram and dram > 0:
-            nb.flags["haveDram"] = True
-            nb.val("check.dram", nbytes(dram))
-            nb.val("check.model_l2", nbytes(style.num(m, "hbm_read_bytes") + style.num(m, "hbm_write_bytes")))
-            nb.val("check.model_nol2", nbytes(style.num(m, "hbm_no_l2_bytes")))
-            nb.val("check.compulsory", nbytes(style.num(m, "hbm_compulsory_bytes")))
-            import math
+    dram = results.dram_bytes(r)
+    if dram == dram and dram > 0:
+        nb.flags["haveDram"] = True
+        ml2 = results.num(m, "hbm_read_bytes") + results.num(m, "hbm_write_bytes")
+        mno = results.num(m, "hbm_no_l2_bytes")
+        nb.val("check.dram", nbytes(dram))
+        nb.val("check.model_l2", nbytes(ml2))
+        nb.val("check.model_nol2", nbytes(mno))
+        nb.val("check.compulsory", nbytes(results.num(m, "hbm_compulsory_bytes")))
+        nb.flags["dramNearLtwo"] = abs(math.log(dram / ml2)) < abs(math.log(dram / mno))
+        nb.flags["dramAboveLtwo"] = dram > ml2
+        # The scalar FA2 kernel at the same N: same strategy, far slower, so the L2 keeps up.
+        for r2, _m2 in at:
+            v03 = results.dram_bytes(r2)
+            if results.variant(r2["impl"]) == "ioattn:v03" and v03 == v03:
+                nb.val("check.v03_dram", nbytes(v03))
+                nb.flags["vthreeLess"] = v03 < dram
+    # The grid order: the modeled run whose block-major order costs the most against bh_major.
+    cost = [(results.num(m2, "hbm_read_bytes") / results.num(m2, "hbm_read_bytes_bh_major"), r2, m2)
+            for r2, m2 in pairs if m2.get("grid_order", "").startswith("qblock_major")
+            and results.num(m2, "hbm_read_bytes_bh_major") > 0]
+    if cost:
+        c, r2, m2 = max(cost, key=lambda x: x[0])
+        nb.flags["haveOrderEffect"] = c > 1.5
+        nb.val("check.order_impl", tex_escape(r2["impl"]))
+        nb.val("check.order", tex_escape(m2["grid_order"]))
+        nb.val("check.order_n", integer(m2["seqlen"]))
+        nb.val("check.order_read", nbytes(results.num(m2, "hbm_read_bytes")))
+        nb.val("check.order_bh_read", nbytes(results.num(m2, "hbm_read_bytes_bh_major")))
+        nb.val("check.order_ratio", sig(c, 2))
+        meas_read = results.num(r2, "dram_read_bytes")
+        nb.flags["haveOrderDram"] = meas_read == meas_read
+        if meas_read == meas_read:
+            nb.val("check.order_meas_read", nbytes(meas_read))
+    else:
+        nb.flags["haveOrderDram"] = False
 
-            ml2 = style.num(m, "hbm_read_bytes") + style.num(m, "hbm_write_bytes")
-            mno = style.num(m, "hbm_no_l2_bytes")
-            nb.flags["dramNearLtwo"] = abs(math.log(dram / ml2)) < abs(math.log(dram / mno))
-            nb.flags["dramAboveLtwo"] = dram > ml2
-            # The scalar FA2 kernel at the same N: same strategy, far slower, so the L2 keeps up.
-            for r2, _m2 in at:
-                cols2 = dram_columns(r2)
-                if h200.variant(r2["impl"]) == "ioattn:v03" and cols2:
-                    v03 = sum(style.num(r2, c) for c in cols2)
-                    nb.val("check.v03_dram", nbytes(v03))
-                    nb.flags["vthreeLess"] = v03 < dram
+
+def h200_run(nb: Numbers, h_rows) -> None:
+    """Which committed H200 run the paper quotes, and its run-to-run spread: the benchmark sweeps
+    its grid `sample` times in one run; per configuration the samples' times differ by _spread."""
+    tag = results.canonical_tag("bench")
+    nb.flags["haveSampleSpread"] = False
+    if tag is None or not h_rows:
+        return
+    nb.val("h200.run", tex_escape(tag))
+    others = [t for t in results.bench_runs() if t != tag]
+    nb.val("h200.other_runs", str(len(others)))
+    nb.flags["haveOtherRuns"] = bool(others)
+    all_rows, _ = results.bench_rows(per_variant=False)
+    samples = max(int(r.get("_samples", 1)) for r in all_rows)
+    nb.val("h200.samples", str(samples))
+    spreads = sorted(results.sample_spreads(all_rows))
+    if spreads:
+        nb.flags["haveSampleSpread"] = True
+        nb.val("h200.spread_min", sig(100 * spreads[0], 2))
+        nb.val("h200.spread_max", sig(100 * spreads[-1], 2))
+        nb.val("h200.spread_med", sig(100 * spreads[len(spreads) // 2], 2))
+        nb.val("h200.spread_configs", str(len(spreads)))
 
 
 def splitkv(nb: Numbers) -> None:
-    p = style.find_csv("sim", "splitkv", "decode")
+    p = results.find_csv("sim", "splitkv", "decode")
     if p is None:
         return
     rows = [r for r in nb.use(p) if r["label"] == "H200"]
@@ -536,7 +593,7 @@ def used_keys(tex: str) -> tuple[set[str], set[tuple[str, str]]]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=str(style.REPO / "out" / "generated"))
+    ap.add_argument("--out", default=str(results.REPO / "out" / "generated"))
     ap.add_argument("--require-committed", action="store_true",
                     help="exit 1 when a number that committed data should back is missing (CI)")
     args = ap.parse_args()
@@ -545,7 +602,7 @@ def main() -> int:
 
     nb = Numbers()
     nb.val("commit", commit())
-    h_rows, h_files = h200.rows()
+    h_rows, h_files = results.bench_rows()
     machines(nb, out)
     io_complexity(nb)
     memory(nb)
@@ -557,6 +614,7 @@ def main() -> int:
     nb.flags.setdefault("haveSteps", False)
     steps(nb, out, h_rows)
     model_vs_measured(nb, h_files)
+    h200_run(nb, h_rows)
     for m in PAPER_MACHINES + ["H200"]:
         for k in ("rule_br_d128", "rule_bc_d128"):
             if (m, k) in nb.mach:

@@ -7,10 +7,11 @@ falls as 1/Br and does not depend on Bc); right, modeled time. Tiles that do not
 register budget are drawn as grey crosses; the paper's rule and the search's choice are starred.
 H200 measurements are added (solid) where the committed H200 results carry br and bc columns.
 
-Data: sim/block_size/{tiles,choices}.csv, h200/*/*.csv.
+Data: sim/block_size/{tiles,choices}.csv, the canonical H200 run's tiles.csv (h200/CANONICAL).
 """
 
 import style
+from style import results  # experiments/results_index.py
 
 NAME = "fig_block_size"
 MACHINE = "H200"
@@ -19,15 +20,15 @@ BR_COLORS = ["#c6dbef", "#6baed6", "#2171b5", "#08519c", "#08306b"]
 
 def main() -> None:
     args = style.parser(__doc__).parse_args()
-    tpath = style.find_csv("sim", "block_size", "tiles")
-    cpath = style.find_csv("sim", "block_size", "choices")
+    tpath = results.find_csv("sim", "block_size", "tiles")
+    cpath = results.find_csv("sim", "block_size", "choices")
     if tpath is None:
         style.skip(NAME, "no sim/block_size/tiles.csv (run experiments/exp_block_size)")
-    tiles = [r for r in style.read_csv(tpath) if r["label"] == MACHINE]
+    tiles = [r for r in results.read_csv(tpath) if r["label"] == MACHINE]
     if not tiles:
         style.skip(NAME, f"sim/block_size/tiles.csv has no {MACHINE} rows")
-    choices = [r for r in style.read_csv(cpath) if r["label"] == MACHINE] if cpath else []
-    measured, mfiles = style.h200_rows(["impl", "seqlen", "br", "bc", "ms"])
+    choices = [r for r in results.read_csv(cpath) if r["label"] == MACHINE] if cpath else []
+    measured, mfiles = results.tile_rows()
     n = tiles[0]["seqlen"]
     same_problem = ("seqlen", "head_dim", "dtype", "batch", "heads")
     measured = [r for r in measured if all(r.get(k) == tiles[0][k] for k in same_problem) and r["ms"]]
@@ -35,7 +36,7 @@ def main() -> None:
     fig, (ax_b, ax_t) = style.figure(width=style.COLUMN_WIDTH_IN, height=3.0, ncols=2)
     bcs = sorted({int(r["bc"]) for r in tiles})
     for i, bc in enumerate(bcs):
-        pts = sorted((int(r["br"]), style.num(r, "hbm_no_l2_bytes"), style.num(r, "time_s") * 1e3, r["fits"] == "1")
+        pts = sorted((int(r["br"]), results.num(r, "hbm_no_l2_bytes"), results.num(r, "time_s") * 1e3, r["fits"] == "1")
                      for r in tiles if int(r["bc"]) == bc)
         col = BR_COLORS[i % len(BR_COLORS)]
         for ax, k in ((ax_b, 1), (ax_t, 2)):
@@ -50,14 +51,14 @@ def main() -> None:
             off_grid.append(f"{c['method']} picks {c['br']}×{c['bc']} (off the grid)")
         if hit:
             r = hit[0]
-            for ax, v in ((ax_b, style.num(r, "hbm_no_l2_bytes")), (ax_t, style.num(r, "time_s") * 1e3)):
+            for ax, v in ((ax_b, results.num(r, "hbm_no_l2_bytes")), (ax_t, results.num(r, "time_s") * 1e3)):
                 ax.plot([int(r["br"])], [v], marker="*", markersize=8, linestyle="none",
                         color="#d62728" if c["method"] == "search" else "#ff7f0e",
                         label=f"{c['method']}: Br×Bc = {c['br']}×{c['bc']}" if ax is ax_b else "_nolegend_")
     notes = ["grey ×: tile does not fit LDS/registers"] + off_grid
     if measured:
         for bc in sorted({int(r["bc"]) for r in measured}):
-            pts = sorted((int(r["br"]), style.num(r, "ms")) for r in measured if int(r["bc"]) == bc)
+            pts = sorted((int(r["br"]), results.num(r, "ms")) for r in measured if int(r["bc"]) == bc)
             col = BR_COLORS[bcs.index(bc) % len(BR_COLORS)] if bc in bcs else "#2ca02c"
             ax_t.plot([p[0] for p in pts], [p[1] for p in pts], label=f"Bc={bc} (H200, measured)",
                       **style.measured(col, "*"))

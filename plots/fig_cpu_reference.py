@@ -7,6 +7,7 @@ minus the outputs) against N. Forward and backward, every implementation the dri
 """
 
 import style
+from style import results  # experiments/results_index.py
 
 NAME = "fig_cpu_reference"
 MARK = {"fwd": "o", "bwd": "^"}
@@ -14,14 +15,14 @@ MARK = {"fwd": "o", "bwd": "^"}
 
 def main() -> None:
     args = style.parser(__doc__).parse_args()
-    path = style.find_csv("cpu", "cpu_reference", "cpu_reference")
+    path = results.find_csv("cpu", "cpu_reference", "cpu_reference")
     if path is None:
         style.skip(NAME, "no cpu/cpu_reference/cpu_reference.csv (run experiments/exp_cpu_reference)")
-    rows = style.read_csv(path)
+    rows = results.read_csv(path)
     fig, (ax_t, ax_m) = style.figure(width=style.COLUMN_WIDTH_IN, height=2.4, ncols=2)
     series = sorted({(r["impl"], r["pass"]) for r in rows}, key=lambda s: (s[1], s[0]))
     for impl, pas in series:
-        pts = sorted((int(r["seqlen"]), style.num(r, "ms_min"), style.num(r, "extra_bytes"))
+        pts = sorted((int(r["seqlen"]), results.num(r, "ms_min"), results.num(r, "extra_bytes"))
                      for r in rows if r["impl"] == impl and r["pass"] == pas)
         n = [p[0] for p in pts]
         kw = style.measured(style.color_for(impl), MARK.get(pas, "o"))

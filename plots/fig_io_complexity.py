@@ -8,6 +8,7 @@ paper's rule stops growing Br. Legends carry the fitted exponent beside the theo
 """
 
 import style
+from style import results  # experiments/results_index.py
 
 NAME = "fig_io_complexity"
 ORDER = ["standard", "fa1", "fa2"]
@@ -16,27 +17,27 @@ MARKERS = {"standard": "s", "fa1": "D", "fa2": "o"}
 
 def main() -> None:
     args = style.parser(__doc__).parse_args()
-    paths = {k: style.find_csv("sim", "io_complexity", k) for k in ("vs_n", "vs_m", "fits")}
+    paths = {k: results.find_csv("sim", "io_complexity", k) for k in ("vs_n", "vs_m", "fits")}
     if any(p is None for p in paths.values()):
         style.skip(NAME, "no sim/io_complexity/{vs_n,vs_m,fits}.csv (run experiments/exp_io_complexity)")
-    vs_n, vs_m, fits = (style.read_csv(paths[k]) for k in ("vs_n", "vs_m", "fits"))
+    vs_n, vs_m, fits = (results.read_csv(paths[k]) for k in ("vs_n", "vs_m", "fits"))
     fit = {(r["strategy"], r["variable"]): r for r in fits}
 
     fig, (ax_n, ax_m) = style.figure(width=style.COLUMN_WIDTH_IN, height=2.9, ncols=2)
     for s in ORDER:
-        pts = sorted((int(r["seqlen"]), style.num(r, "hbm_no_l2_bytes")) for r in vs_n if r["strategy"] == s)
+        pts = sorted((int(r["seqlen"]), results.num(r, "hbm_no_l2_bytes")) for r in vs_n if r["strategy"] == s)
         if not pts:
             continue
         f = fit.get((s, "N"))
         lab = f"{s}: {float(f['exponent']):.2f} ({f['theory_exponent']})" if f else s
         ax_n.plot([p[0] for p in pts], [p[1] for p in pts], label=lab,
                   **style.modeled(style.color_for(s), MARKERS[s]))
-        pts = sorted((int(r["m_elems"]), style.num(r, "hbm_no_l2_bytes")) for r in vs_m if r["strategy"] == s)
+        pts = sorted((int(r["m_elems"]), results.num(r, "hbm_no_l2_bytes")) for r in vs_m if r["strategy"] == s)
         f = fit.get((s, "M"))
         lab = f"{s}: {float(f['exponent']):.2f} ({f['theory_exponent']})" if f else s
         ax_m.plot([p[0] for p in pts], [p[1] for p in pts], label=lab,
                   **style.modeled(style.color_for(s), MARKERS[s]))
-    comp = sorted({(int(r["seqlen"]), style.num(r, "hbm_compulsory_bytes")) for r in vs_n if r["strategy"] == "fa2"})
+    comp = sorted({(int(r["seqlen"]), results.num(r, "hbm_compulsory_bytes")) for r in vs_n if r["strategy"] == "fa2"})
     ax_n.plot([p[0] for p in comp], [p[1] for p in comp], color="#555555", linestyle=":", label="compulsory")
 
     d = int(vs_m[0]["head_dim"])

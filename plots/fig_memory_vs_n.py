@@ -9,46 +9,34 @@ the H200 benchmark's peak device memory beyond the inputs, forward, minus the ou
 (batch x N x heads x d elements of the dtype) so that it counts what the model counts.
 Right (measured, solid): the CPU reference's extra heap bytes, naive vs tiled FA2.
 
-Data: sim/memory_vs_n/memory.csv, cpu/cpu_reference/cpu_reference.csv, h200/*/*.csv.
+Data: sim/memory_vs_n/memory.csv, cpu/cpu_reference/cpu_reference.csv, the canonical H200 bench.csv.
 """
 
-import h200
 import style
+from style import results  # experiments/results_index.py
 
 NAME = "fig_memory_vs_n"
-# Column names the H200 results may use for peak device memory (bytes or MiB).
-H200_MEM_COLS = [("peak_extra_mib", 2**20), ("peak_mem_bytes", 1), ("peak_memory_bytes", 1), ("peak_bytes", 1), ("extra_bytes", 1),
-                 ("peak_mem_mib", 2**20), ("peak_memory_mib", 2**20), ("peak_mib", 2**20)]
 PASS_MARK = {"fwd": "o", "fwdbwd": "^", "bwd": "^"}
-
-
-def h200_memory():
-    for col, scale in H200_MEM_COLS:
-        rows, files = style.h200_rows(["impl", "seqlen", col])
-        rows = [r for r in rows if style.num(r, col) == style.num(r, col)]  # drop empty cells
-        if rows:
-            return rows, files, col, scale
-    return [], [], None, 1
 
 
 def main() -> None:
     args = style.parser(__doc__).parse_args()
-    sim_path = style.find_csv("sim", "memory_vs_n", "memory")
-    cpu_path = style.find_csv("cpu", "cpu_reference", "cpu_reference")
-    h_rows, h_files, h_col, h_scale = h200_memory()
+    sim_path = results.find_csv("sim", "memory_vs_n", "memory")
+    cpu_path = results.find_csv("cpu", "cpu_reference", "cpu_reference")
+    h_rows, h_files, h_col, h_scale = results.memory_rows()
     if sim_path is None and cpu_path is None and not h_rows:
         style.skip(NAME, "no memory data (run experiments/exp_memory_vs_n and exp_cpu_reference)")
 
     fig, (ax_s, ax_c) = style.figure(width=style.COLUMN_WIDTH_IN, height=3.2, ncols=2)
     sources, machines = [], []
     if sim_path is not None:
-        rows = style.read_csv(sim_path)
+        rows = results.read_csv(sim_path)
         sources.append(sim_path)
         names = sorted({r["machine"] for r in rows})
         shown = "h200" if "h200" in names else names[0]
         for impl in ("standard", "fa2"):
             for pas in ("fwd", "fwdbwd"):
-                pts = sorted((int(r["seqlen"]), style.num(r, "extra_bytes") / (int(r["batch"]) * int(r["heads"])))
+                pts = sorted((int(r["seqlen"]), results.num(r, "extra_bytes") / (int(r["batch"]) * int(r["heads"])))
                              for r in rows if r["machine"] == shown and r["impl"] == impl and r["pass"] == pas)
                 if pts:
                     ax_s.plot([p[0] for p in pts], [p[1] for p in pts], label=f"{impl} {pas} (model)",
@@ -67,20 +55,20 @@ def main() -> None:
         # One configuration of the benchmark: bf16, the larger head dimension, non-causal.
         dims = sorted({int(float(r["head_dim"])) for r in h_rows})
         sel = [r for r in h_rows if r.get("dtype") == "bf16" and int(float(r["head_dim"])) == dims[-1]
-               and h200.flag(r.get("causal", "0")) == 0]
+               and results.flag(r.get("causal", "0")) == 0]
         # Three measured series keep the panel readable: the naive kernel, the last rung of the
         # ladder (highest variant number) and PyTorch's FlashAttention-2 backend.
-        rungs = sorted(v for v in {h200.variant(r["impl"]) for r in sel} if v.startswith("ioattn:"))
+        rungs = sorted(v for v in {results.variant(r["impl"]) for r in sel} if v.startswith("ioattn:"))
         keep = {v for v in (rungs[:1] + rungs[-1:])} | {"sdpa:flash"}
         meas_colors = {rungs[0]: "#ff7f0e", rungs[-1]: "#9467bd", "sdpa:flash": "#17becf"} if rungs else {}
-        for impl in sorted(keep & {h200.variant(r["impl"]) for r in sel}):
+        for impl in sorted(keep & {results.variant(r["impl"]) for r in sel}):
             pts = {}
             for r in sel:
-                if h200.variant(r["impl"]) != impl:
+                if results.variant(r["impl"]) != impl:
                     continue
                 b, h, n, d = (int(float(r[c])) for c in ("batch", "heads", "seqlen", "head_dim"))
                 o_bytes = b * n * h * d * 2  # O in bf16
-                v = (style.num(r, h_col) * h_scale - o_bytes) / (b * h)
+                v = (results.num(r, h_col) * h_scale - o_bytes) / (b * h)
                 if v == v:
                     pts[n] = min(pts.get(n, v), v)
             if pts:
@@ -92,11 +80,11 @@ def main() -> None:
         machines.append("no H200 memory measurement committed")
 
     if cpu_path is not None:
-        rows = style.read_csv(cpu_path)
+        rows = results.read_csv(cpu_path)
         sources.append(cpu_path)
         for impl in ("naive", "fa2"):
             for pas in ("fwd", "bwd"):
-                pts = sorted((int(r["seqlen"]), style.num(r, "extra_bytes") / (int(r["batch"]) * int(r["heads"])))
+                pts = sorted((int(r["seqlen"]), results.num(r, "extra_bytes") / (int(r["batch"]) * int(r["heads"])))
                              for r in rows if r["impl"] == impl and r["pass"] == pas)
                 if pts:
                     ax_c.plot([p[0] for p in pts], [max(p[1], 1) for p in pts], label=f"{impl} {pas} (measured)",

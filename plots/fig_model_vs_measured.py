@@ -1,104 +1,71 @@
 #!/usr/bin/python3
 """fig_model_vs_measured: the simulator held against the H200, run by run.
 
-For every committed H200 run of an ioattn kernel (bf16, d = 128, non-causal), the simulator's
-prediction for the same problem, strategy and tile (experiments/exp_h200_model.cpp) beside what
-was measured. Left: HBM (DRAM) bytes, measured with Nsight Compute where the H200 CSV carries
-DRAM byte counters (solid), against the model with its L2 (dashed) and without it (dotted).
-Right: time, measured (solid) against the model's roofline time (dashed).
+For every ioattn run of the canonical H200 benchmark (bf16, d = 128, non-causal, forward) whose
+twin in sim/h200_model was modeled (model_status ok: the run recorded its launch configuration and
+the simulator expresses its grid order), the simulator's prediction for the same problem,
+strategy, tile, occupancy and grid order (experiments/exp_h200_model.cpp) beside what was measured.
+Left: HBM (DRAM) bytes read + written, measured by Nsight Compute where the canonical ncu run
+profiled that run (solid), against the L2-aware model (dashed); the compulsory traffic (Q, K, V
+read once, O and LSE written once) dash-dotted. Right: time, measured (solid; the benchmark's
+median, or Nsight Compute's kernel time for runs only profiled) against the model's roofline time
+(dashed). Runs without a prediction are not drawn; the footer counts them by reason.
 
-Data: h200/*/*.csv, sim/h200_model/model.csv.
+Data: the canonical H200 run (experiments/results/h200/CANONICAL: bench.csv, ncu.csv),
+sim/h200_model/model.csv.
 """
 
-import h200
 import style
+from style import results  # experiments/results_index.py
 
 NAME = "fig_model_vs_measured"
 DTYPE, HEAD_DIM, CAUSAL = "bf16", 128, 0
-REF_N = 4096  # the length at which "the fastest FA2 variant" is chosen (the kernels' benchmark shape)
-KEY = ("impl", "dtype", "head_dim", "causal", "seqlen", "batch", "heads")
-
-
-def dram_columns(row: dict) -> tuple[str, str] | None:
-    """The (read, write) DRAM byte columns of a measured row, whatever the benchmark called them."""
-    cols = [c for c in row if "dram" in c.lower() and row.get(c) not in ("", None)]
-    rd = [c for c in cols if "read" in c.lower()]
-    wr = [c for c in cols if "write" in c.lower()]
-    return (rd[0], wr[0]) if rd and wr else None
-
-
-key = h200.run_key
-
-
-def measured_ms(r: dict) -> float:
-    """Benchmark time (CUDA events) where present, else the kernel time Nsight Compute summed."""
-    ms = style.num(r, "ms")
-    return ms if ms == ms else style.num(r, "gpu_time_ms")
 
 
 def main() -> None:
     args = style.parser(__doc__).parse_args()
-    meas, files = h200.merged_runs()
-    mpath = style.find_csv("sim", "h200_model", "model")
-    model = style.read_csv(mpath) if mpath else []
-    if not meas or not model:
-        style.skip(NAME, "needs committed H200 results and sim/h200_model/model.csv (exp_h200_model)")
-    mod = {key(r): r for r in model}
-    pairs = [(r, mod[key(r)]) for r in h200.select(meas, DTYPE, HEAD_DIM, CAUSAL) if key(r) in mod]
+    meas, files = results.merged_runs()
+    sel = [r for r in results.select(meas, DTYPE, HEAD_DIM, CAUSAL) if results.is_ioattn(r["impl"])]
+    pairs, left_out, mpath = results.model_pairs(sel)
+    if not meas or mpath is None:
+        style.skip(NAME, "needs the canonical H200 run and sim/h200_model/model.csv (exp_h200_model)")
     if not pairs:
-        style.skip(NAME, f"no H200 run at {DTYPE}, d = {HEAD_DIM}, causal = {CAUSAL} has a modeled twin")
+        why = "; ".join(f"{n} x {k}" for k, n in sorted(left_out.items())) or "no twin rows"
+        style.skip(NAME, f"no canonical H200 run at {DTYPE}, d = {HEAD_DIM}, causal = {CAUSAL} has a modeled twin ({why})")
 
-    fig, axes, leg = style.figure_with_legend_row(2, height=3.0, legend_share=0.22)
+    fig, axes, leg = style.figure_with_legend_row(2, height=3.0, legend_share=0.24)
     ax_b, ax_t = axes
-    # One variant per strategy keeps the figure readable: the naive kernel (standard), FA1, and the
-    # fastest measured variant of the FA2 family (its twin's strategy is fa2).
-    strategy_of = {h200.variant(m["impl"]): m["strategy"] for _, m in pairs}
-    # "Fastest" at one common length (the most often measured N), so variants compare like for like.
-    from collections import Counter
-
-    ns_all = Counter(int(r["seqlen"]) for r, _ in pairs)
-    n_ref = REF_N if REF_N in ns_all else ns_all.most_common(1)[0][0]
-    speed = {}
-    for r, _ in pairs:
-        v = h200.variant(r["impl"])
-        t = measured_ms(r) if int(r["seqlen"]) == n_ref else float("inf")
-        speed[v] = min(speed.get(v, float("inf")), t)
-    shown = []
-    for strat in ("standard", "fa1", "fa2"):
-        cands = [v for v in strategy_of if strategy_of[v] == strat]
-        if cands:
-            shown.append(min(cands, key=lambda v: speed[v]) if strat == "fa2" else sorted(cands)[0])
-    colors = {"standard": style.color_for("standard"), "fa1": style.color_for("fa1"), "fa2": style.color_for("fa2")}
-    notes = []
+    variants = sorted({results.variant(r["impl"]) for r, _ in pairs})
+    colors = style.ladder_colors(variants)
     from matplotlib.lines import Line2D
 
-    handles = []
-    for v in shown:
-        best = {}
+    handles, no_dram = [], []
+    for v in variants:
+        best = {}  # N -> (run, model): the fastest configuration of the variant at that N
         for r, m in pairs:
-            if h200.variant(r["impl"]) == v:
+            if results.variant(r["impl"]) == v:
                 n = int(r["seqlen"])
-                if n not in best or measured_ms(r) < measured_ms(best[n][0]):
+                if n not in best or results.measured_ms(r) < results.measured_ms(best[n][0]):
                     best[n] = (r, m)
         ns = sorted(best)
-        c = colors[strategy_of[v]]
-        dn = [n for n in ns if dram_columns(best[n][0])]
+        c = colors[v]
+        dn = [n for n in ns if results.dram_bytes(best[n][0]) == results.dram_bytes(best[n][0])]
         if dn:
-            ax_b.plot(dn, [sum(style.num(best[n][0], c_) for c_ in dram_columns(best[n][0])) for n in dn],
-                      **style.measured(c))
+            ax_b.plot(dn, [results.dram_bytes(best[n][0]) for n in dn], **style.measured(c))
         else:
-            notes.append(f"{v}: no DRAM counters")
-        ax_b.plot(ns, [style.num(best[n][1], "hbm_read_bytes") + style.num(best[n][1], "hbm_write_bytes")
+            no_dram.append(v.split(":", 1)[1])
+        ax_b.plot(ns, [results.num(best[n][1], "hbm_read_bytes") + results.num(best[n][1], "hbm_write_bytes")
                        for n in ns], **style.modeled(c))
-        ax_b.plot(ns, [style.num(best[n][1], "hbm_no_l2_bytes") for n in ns], color=c, linestyle=":", linewidth=0.8)
-        ax_t.plot(ns, [measured_ms(best[n][0]) for n in ns], **style.measured(c))
-        ax_t.plot(ns, [style.num(best[n][1], "time_s") * 1e3 for n in ns], **style.modeled(c))
-        handles.append(Line2D([], [], color=c, linewidth=3, label=f"{v} ({strategy_of[v]})"))
-    comp = sorted({(int(m["seqlen"]), style.num(m, "hbm_compulsory_bytes")) for _, m in pairs})
+        tn = [n for n in ns if results.measured_ms(best[n][0]) == results.measured_ms(best[n][0])]
+        ax_t.plot(tn, [results.measured_ms(best[n][0]) for n in tn], **style.measured(c))
+        ax_t.plot(ns, [results.num(best[n][1], "time_s") * 1e3 for n in ns], **style.modeled(c))
+        m0 = best[ns[0]][1]
+        cfg = "" if m0["strategy"] == "standard" else f", {m0['br']}x{m0['bc']}, {m0['grid_order']}"
+        handles.append(Line2D([], [], color=c, linewidth=3, label=f"{v.split(':', 1)[1]} ({m0['strategy']}{cfg})"))
+    comp = sorted({(int(m["seqlen"]), results.num(m, "hbm_compulsory_bytes")) for _, m in pairs})
     ax_b.plot([p[0] for p in comp], [p[1] for p in comp], color="#888888", linestyle="-.", linewidth=0.8)
     handles += [Line2D([], [], **style.measured("#555555"), label="measured (ncu bytes; time)"),
-                Line2D([], [], **style.modeled("#555555"), label="model, L2-aware"),
-                Line2D([], [], color="#555555", linestyle=":", linewidth=0.8, label="model, no L2"),
+                Line2D([], [], **style.modeled("#555555"), label="model (L2-aware; roofline time)"),
                 Line2D([], [], color="#888888", linestyle="-.", linewidth=0.8, label="compulsory")]
     for ax in (ax_b, ax_t):
         ax.set_yscale("log")
@@ -107,10 +74,15 @@ def main() -> None:
     style.human_bytes_axis(ax_b, max_ticks=5)
     ax_b.set_ylabel("HBM / DRAM bytes")
     ax_t.set_ylabel("time (ms)")
-    style.plain_log_axis(ax_t)
+    style.log_axis_125(ax_t, "y")
     leg.legend(handles=handles, loc="center", ncol=2, fontsize=5.0)
-    style.footer(fig, f"H200 (measured) and its model; {DTYPE}, d = {HEAD_DIM}, non-causal, forward. "
-                 + "; ".join(notes), files + [mpath])
+    notes = [f"canonical run {', '.join(sorted({t for r, _ in pairs for t in r.get('_runs', [])}))}"]
+    if left_out:
+        notes.append("not drawn (no prediction): " + "; ".join(f"{n} run(s): {k}" for k, n in sorted(left_out.items())))
+    if no_dram:
+        notes.append("no DRAM counters for " + ", ".join(no_dram))
+    style.footer(fig, f"H200 (measured) and its model; {DTYPE}, d = {HEAD_DIM}, non-causal, forward",
+                 files + [mpath], note=". ".join(notes))
     style.save(fig, args.out, NAME)
 
 

@@ -13,6 +13,7 @@ Data: sim/roofline/kernels.csv (experiments/exp_roofline.cpp), sim/machines/mach
 import math
 
 import style
+from style import results  # experiments/results_index.py
 
 NAME = "fig_roofline"
 PANELS = ["H200", "MI300X"]
@@ -21,12 +22,12 @@ MARK = {"standard": "s", "fa1": "D", "fa2": "o"}
 
 def main() -> None:
     args = style.parser(__doc__).parse_args()
-    kpath = style.find_csv("sim", "roofline", "kernels")
-    mpath = style.find_csv("sim", "machines", "machines")
+    kpath = results.find_csv("sim", "roofline", "kernels")
+    mpath = results.find_csv("sim", "machines", "machines")
     if kpath is None or mpath is None:
         style.skip(NAME, "no sim/roofline/kernels.csv or sim/machines/machines.csv")
-    kernels = [r for r in style.read_csv(kpath) if style.num(r, "flops") > 0]
-    machines = {r["label"]: r for r in style.read_csv(mpath)}
+    kernels = [r for r in results.read_csv(kpath) if results.num(r, "flops") > 0]
+    machines = {r["label"]: r for r in results.read_csv(mpath)}
     panels = [p for p in PANELS if p in machines and any(k["label"] == p for k in kernels)]
     if not panels:
         style.skip(NAME, f"no kernels for {PANELS} in {kpath}")
@@ -35,18 +36,18 @@ def main() -> None:
     for ax, lab in zip(axes, panels):
         m = machines[lab]
         ks = [k for k in kernels if k["label"] == lab]
-        xs = [style.num(k, c) for k in ks for c in ("intensity", "intensity_no_l2")]
+        xs = [results.num(k, c) for k in ks for c in ("intensity", "intensity_no_l2")]
         lo, hi = min(xs) / 2, max(xs) * 2
         grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
-        for peak, bw, sty, name in ((style.num(m, "bf16_tflops"), style.num(m, "hbm_tbs"),
+        for peak, bw, sty, name in ((results.num(m, "bf16_tflops"), results.num(m, "hbm_tbs"),
                                      dict(color="#bbbbbb", linewidth=2.2), "roof (datasheet)"),
-                                    (style.num(m, "measured_bf16_tflops"), style.num(m, "measured_bw_tbs"),
+                                    (results.num(m, "measured_bf16_tflops"), results.num(m, "measured_bw_tbs"),
                                      dict(color="#666666", linewidth=0.9, linestyle=":"), "roof (measured ceilings)")):
             if peak == peak and bw == bw:  # both present (not NaN)
                 ax.plot(grid, [min(peak, bw * x) for x in grid], label=name, zorder=1, **sty)
         names = {}  # kernels at (nearly) the same point share one label: "qk/pv"
         for k in ks:
-            x, x0, y = style.num(k, "intensity"), style.num(k, "intensity_no_l2"), style.num(k, "achieved_tflops")
+            x, x0, y = results.num(k, "intensity"), results.num(k, "intensity_no_l2"), results.num(k, "achieved_tflops")
             c = style.color_for(k["strategy"])
             ax.plot([x0, x], [y, y], color=c, linewidth=0.6, zorder=2)
             ax.plot([x], [y], linestyle="none", zorder=3, label=f"{k['strategy']} kernels (model)",

@@ -9,13 +9,13 @@ effect alone) and (b) the fastest ioattn variant (which adds the matrix units, s
 IO and arithmetic and is not comparable with the model).
 Config of both: bf16, d = 128, non-causal, batch * N = 16384, hidden 2048.
 
-Data: sim/speedup_vs_n/speedup.csv, h200/*/*.csv.
+Data: sim/speedup_vs_n/speedup.csv, the canonical H200 bench.csv (h200/CANONICAL).
 """
 
 from collections import Counter
 
-import h200
 import style
+from style import results  # experiments/results_index.py
 
 NAME = "fig_speedup_vs_n"
 PAPER_MACHINES = ["MI210", "MI250X", "MI300X", "A100", "H100", "H200"]
@@ -24,11 +24,11 @@ DTYPE, HEAD_DIM, CAUSAL = "bf16", 128, 0
 
 def main() -> None:
     args = style.parser(__doc__).parse_args()
-    sim_path = style.find_csv("sim", "speedup_vs_n", "speedup")
-    h_rows, h_files = h200.rows()
-    sel = h200.select(h_rows, DTYPE, HEAD_DIM, CAUSAL)
-    meas_io = h200.speedup_points(sel, flash="ioattn:v03")
-    meas = h200.speedup_points(sel)
+    sim_path = results.find_csv("sim", "speedup_vs_n", "speedup")
+    h_rows, h_files = results.bench_rows()
+    sel = results.select(h_rows, DTYPE, HEAD_DIM, CAUSAL)
+    meas_io = results.speedup_points(sel, flash="ioattn:v03")
+    meas = results.speedup_points(sel)
     if sim_path is None and not meas:
         style.skip(NAME, "no sim/speedup_vs_n/speedup.csv and no H200 speedup data")
 
@@ -36,14 +36,14 @@ def main() -> None:
     ax = axes[0]
     sources, notes, tokens = [], [], "?"
     if sim_path is not None:
-        rows = [r for r in style.read_csv(sim_path)
+        rows = [r for r in results.read_csv(sim_path)
                 if r["pass"] == "fwd" and int(r["head_dim"]) == HEAD_DIM and int(r["causal"]) == CAUSAL
                 and r["dtype"] == DTYPE]
         sources.append(sim_path)
         counts = Counter(int(r["batch"]) * int(r["seqlen"]) for r in rows)
         tokens = str(counts.most_common(1)[0][0]) if counts else "?"
         for lab in PAPER_MACHINES:
-            pts = sorted((int(r["seqlen"]), style.num(r, "speedup")) for r in rows if r["label"] == lab)
+            pts = sorted((int(r["seqlen"]), results.num(r, "speedup")) for r in rows if r["label"] == lab)
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], label=f"{lab} (model)",
                         **style.modeled(style.color_for(lab)))

@@ -4,11 +4,11 @@ PyTorch SDPA's backends (measured, solid), beside the simulator's FA2 and standa
 the same configuration (modeled, dashed). One panel per head dimension; bf16, non-causal.
 
 TFLOP/s follow the FlashAttention-2 convention (forward = 4·batch·heads·N²·d / time).
-Data: h200/*/*.csv (the GPU benchmark), sim/speedup_vs_n/speedup.csv.
+Data: the canonical H200 bench.csv (h200/CANONICAL), sim/speedup_vs_n/speedup.csv.
 """
 
-import h200
 import style
+from style import results  # experiments/results_index.py
 
 NAME = "fig_throughput_h200"
 DTYPE, CAUSAL = "bf16", 0
@@ -17,9 +17,9 @@ MARKERS = ["o", "s", "D", "^", "v", "P", "X", "h", "<", ">"]
 
 def main() -> None:
     args = style.parser(__doc__).parse_args()
-    h_rows, h_files = h200.rows()
-    sim_path = style.find_csv("sim", "speedup_vs_n", "speedup")
-    sim_rows = [r for r in style.read_csv(sim_path) if r["label"] == "H200" and r["pass"] == "fwd"
+    h_rows, h_files = results.bench_rows()
+    sim_path = results.find_csv("sim", "speedup_vs_n", "speedup")
+    sim_rows = [r for r in results.read_csv(sim_path) if r["label"] == "H200" and r["pass"] == "fwd"
                 and r["dtype"] == DTYPE and int(r["causal"]) == CAUSAL] if sim_path else []
     if not h_rows and not sim_rows:
         style.skip(NAME, "no committed H200 results and no simulator data")
@@ -29,14 +29,14 @@ def main() -> None:
     impls = sorted({r["impl"] for r in h_rows}, key=lambda s: (not s.startswith("ioattn:"), s))
     colors = style.ladder_colors(impls)
     for ax, d in zip(axes, dims):
-        sel = h200.select(h_rows, DTYPE, d, CAUSAL)
+        sel = results.select(h_rows, DTYPE, d, CAUSAL)
         for i, impl in enumerate(impls):
-            pts = sorted((int(r["seqlen"]), style.num(r, "tflops")) for r in sel if r["impl"] == impl)
+            pts = sorted((int(r["seqlen"]), results.num(r, "tflops")) for r in sel if r["impl"] == impl)
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], label=f"{impl} (measured)",
                         **style.measured(colors.get(impl) or style.color_for(impl), MARKERS[i % len(MARKERS)]))
         for col, lab in (("tflops_fa2", "fa2"), ("tflops_standard", "standard")):
-            pts = sorted((int(r["seqlen"]), style.num(r, col)) for r in sim_rows if int(r["head_dim"]) == d)
+            pts = sorted((int(r["seqlen"]), results.num(r, col)) for r in sim_rows if int(r["head_dim"]) == d)
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], label=f"{lab} roofline (model)",
                         **style.modeled(style.color_for(lab), "s"))

@@ -1,4 +1,4 @@
-"""plots/style.py: the one style every figure shares, and where figures find their data.
+"""plots/style.py: the one style every figure shares.
 
 Conventions (so every figure reads the same way):
   - measured data: solid lines, filled markers, label ends in "(measured)";
@@ -7,18 +7,16 @@ Conventions (so every figure reads the same way):
   - every figure carries a footer naming the machine(s) and the CSV files it was drawn from;
   - size fits one column of a two-column paper (3.4 in wide), fonts 7-8 pt.
 
-Data: scripts read only CSV. They look for `<root>/<machine>/<tag>/<name>.csv` in the roots of
-$IOATTN_RESULTS (colon-separated; default `out/results:experiments/results`, i.e. a fresh run of
-`make figures` first, then the committed results). A figure whose data is missing is not faked:
-the script prints `SKIPPED: <why>` and exits with code 77 (ctest's skip code), or draws the part
-that exists and says on the figure what is missing.
+Data: figures read CSV only, through experiments/results_index.py (imported here as `results`,
+so `import style` makes `import results_index` work): the results layout, the newest run of a
+simulator or CPU experiment, and the canonical H200 run (experiments/results/h200/CANONICAL). A
+figure whose data is missing is not faked: the script prints `SKIPPED: <why>` and exits with code
+77 (ctest's skip code), or draws the part that exists and says on the figure what is missing.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import os
 import sys
 from pathlib import Path
 from typing import Iterable
@@ -29,6 +27,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "experiments"))
+import results_index as results  # noqa: E402
+
+rel = results.rel
 SKIP = 77  # exit code of a figure skipped for lack of data (ctest SKIP_RETURN_CODE)
 
 COLUMN_WIDTH_IN = 3.4
@@ -92,99 +94,6 @@ def measured(color: str, marker: str = "o") -> dict:
 
 def modeled(color: str, marker: str = "s") -> dict:
     return {"color": color, "linestyle": "--", "marker": marker, "markerfacecolor": "white"}
-
-
-# ----------------------------------------------------------------------------------------- data
-
-
-def roots() -> list[Path]:
-    env = os.environ.get("IOATTN_RESULTS")
-    parts = env.split(":") if env else ["out/results", "experiments/results"]
-    return [(REPO / p if not os.path.isabs(p) else Path(p)) for p in parts if p]
-
-
-def find_csv(machine: str, tag: str, name: str) -> Path | None:
-    """`<root>/<machine>/<tag>[-<suffix>]/<name>.csv` in the first root that has one, or None.
-    Committed results are immutable, so a newer run of an experiment is committed under a new tag
-    `<tag>-<UTC time>`; among the tags of one root the newest run (tag_time) wins."""
-    for r in roots():
-        base = r / machine
-        if not base.is_dir():
-            continue
-        tags = sorted((tag_time(d), d.name) for d in base.iterdir()
-                      if d.is_dir() and (d.name == tag or d.name.startswith(tag + "-")) and (d / f"{name}.csv").is_file())
-        if tags:
-            return base / tags[-1][1] / f"{name}.csv"
-    return None
-
-
-def read_csv(path: Path) -> list[dict]:
-    with path.open(newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def h200_rows(required: Iterable[str]) -> tuple[list[dict], list[Path]]:
-    """Every row of every committed H200 CSV that has the `required` columns, with its source
-    file in `_source`, its run tag in `_tag` and the run's time in `_tag_time` (tag_time). Rows come from experiments/results/h200/<tag>/ in
-    every root (duplicates across roots are read once, the first root wins)."""
-    required = list(required)
-    rows, files, seen = [], [], set()
-    for r in roots():
-        for p in sorted((r / "h200").glob("*/*.csv")):
-            key = (p.parent.name, p.name)
-            if key in seen:
-                continue
-            with p.open(newline="") as f:
-                rd = csv.DictReader(f)
-                if not rd.fieldnames or any(c not in rd.fieldnames for c in required):
-                    continue
-                seen.add(key)
-                files.append(p)
-                when = tag_time(p.parent)
-                for row in rd:
-                    row["_source"] = str(rel(p))
-                    row["_tag"] = p.parent.name
-                    row["_tag_time"] = when
-                    rows.append(row)
-    return rows, files
-
-
-def tag_time(d: Path) -> str:
-    """When the run in results folder `d` was made, as a sortable string: the `date_utc` of its
-    context.json or the `date:` line of its context.txt (the GPU runs), else the folder name.
-    Tag names need not sort by time (the H200 tags carry a commit hash)."""
-    import json
-    import re as _re
-
-    try:
-        j = d / "context.json"
-        if j.is_file():
-            v = json.loads(j.read_text()).get("date_utc")
-            if v:
-                return str(v)
-        t = d / "context.txt"
-        if t.is_file():
-            m = _re.search(r"^date:\s*(\S+)", t.read_text(), _re.M)
-            if m:
-                return m.group(1)
-    except (OSError, ValueError):
-        pass
-    return d.name
-
-
-def rel(p: Path) -> Path:
-    try:
-        return p.resolve().relative_to(REPO)
-    except ValueError:
-        return p
-
-
-def num(row: dict, col: str, default: float = float("nan")) -> float:
-    try:
-        v = row.get(col, "")
-        return float(v) if v not in ("", None) else default
-    except ValueError:
-        return default
 
 
 # -------------------------------------------------------------------------------------- output
@@ -311,11 +220,44 @@ def pow2_axis(ax, axis: str = "x", max_ticks: int = 6) -> None:
     a.set_major_formatter(FuncFormatter(fmt))
 
 
-def plain_log_axis(ax, axis: str = "y") -> None:
-    """A log axis labelled 1, 2, 5, 10, 20, 50, ... in plain numbers (no 6x10^2). Call after plotting."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+def _ticks_125(lo: float, hi: float, max_ticks: int) -> list[float]:
+    """1, 2, 5 x 10^k inside [lo, hi]; thinned to 1, 10, ... or every other decade when too many.
+    At least two ticks: when the range holds fewer, its ends (rounded to 2 digits) are added."""
+    import math
+
+    if not (lo > 0 and hi > lo):
+        return []
+    out = []
+    for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
+        for m in (1.0, 2.0, 5.0):
+            v = m * 10.0 ** e
+            if lo <= v * 1.0001 and v <= hi * 1.0001:
+                out.append(v)
+    if len(out) > max_ticks:
+        out = [v for v in out if abs(math.log10(v) - round(math.log10(v))) < 1e-9]
+        step = 1
+        while len(out[::step]) > max_ticks:
+            step += 1
+        out = out[::step]
+    if len(out) < 2:
+        out = sorted(set(out) | {float(f"{lo:.2g}"), float(f"{hi:.2g}")})
+        out = [v for v in out if lo <= v * 1.0001 and v <= hi * 1.0001] or [lo, hi]
+    return out
+
+
+def log_axis_125(ax, axis: str = "y", max_ticks: int = 7) -> None:
+    """A log axis with ticks at 1, 2, 5 x 10^k inside the data limits, labelled in plain numbers
+    (0.5, 1, 20, 500; no 5x10^2), at most max_ticks of them. Call after plotting."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     a = ax.yaxis if axis == "y" else ax.xaxis
-    a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
+    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    a.set_major_locator(FixedLocator(_ticks_125(lo, hi, max_ticks)))
     a.set_minor_locator(NullLocator())
     a.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+
+
+def plain_log_axis(ax, axis: str = "y") -> None:
+    """A log axis labelled 1, 2, 5, 10, 20, 50, ... in plain numbers (log_axis_125). Call after plotting."""
+    log_axis_125(ax, axis)
