@@ -3,7 +3,12 @@
     python3 experiments/gpu/ceilings.py --out DIR [--copy-gib 4] [--gemm 8192] [--reps 30] [--samples 2]
 
   copy_d2d    dst.copy_(src) of a --copy-gib GiB buffer, device to device: bytes read + bytes
-              written (2 x size) over the time, in GB/s (1e9 B/s)
+              written (2 x size) over the time, in GB/s (1e9 B/s). Captured in a CUDA graph this
+              is a memcpy node, which the driver may run on a copy engine rather than the SMs: on
+              the H200 (2026-12-01_ab52a53_core) it gave 2.77 TB/s, far under what SM loads and
+              stores reach, so it is kept as what it is and not used as the HBM ceiling.
+  copy_sm     the same bytes moved by an SM kernel (torch.neg(src, out=dst): one read, one write
+              per element), checked against -src: the HBM ceiling a kernel can reach.
   gemm        C = A @ B, M = N = K = --gemm, in bf16, fp16 and fp32 with TF32 off
               (torch.backends.cuda.matmul.allow_tf32 = False, float32 matmul precision "highest"):
               2 M N K FLOP over the time, in TFLOP/s
@@ -91,6 +96,11 @@ def main():
         ok = torch.equal(dst, src)
         record("copy_d2d", "fp32", 2 * nbytes, "GB/s", 1e9, r, sample, f"{nbytes} bytes",
                "copy equals its source" if ok else "FAILED: copy differs from its source")
+        dst.fill_(float("nan"))
+        r = timing.time_call(lambda: torch.neg(src, out=dst), problem_bytes=2 * nbytes, flush_l2=flush, reps=args.reps)
+        ok = torch.equal(dst, -src)
+        record("copy_sm", "fp32", 2 * nbytes, "GB/s", 1e9, r, sample, f"{nbytes} bytes",
+               "dst equals -src" if ok else "FAILED: dst differs from -src")
         for dname, (a, b, c) in mats.items():
             r = timing.time_call(lambda a=a, b=b, c=c: torch.matmul(a, b, out=c),
                                  problem_bytes=3 * a.nbytes, flush_l2=flush, reps=args.reps)
