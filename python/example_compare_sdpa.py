@@ -3,10 +3,12 @@
     PYTHONPATH=python python3 python/example_compare_sdpa.py [--seqlen 1024] [--head-dim 128] [--causal]
 
 Prints, per kernel: max |O - O_sdpa|, the float64 error of both against an fp64 SDPA on upcast
-inputs, and the time of one call (CUDA events, median of 10). Exit 1 when an ioattn kernel is
+inputs, and the kernel time of one call (experiments/gpu/timing.py, the project's one timing
+method: CUDA-graph replay between events, median of 10). Exit 1 when an ioattn kernel is
 further from fp64 than 2x SDPA's own error + 1e-3 (a loose version of the project's error rule).
 """
 import argparse
+import os
 import sys
 
 import torch
@@ -14,18 +16,14 @@ import torch.nn.functional as F
 
 import ioattn
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "experiments", "gpu"))
+from timing import time_call  # noqa: E402
 
-def bench(fn, iters=10):
-    fn()
-    times = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    return sorted(times)[len(times) // 2]
+
+def bench(fn, problem_bytes, iters=10):
+    """Median kernel time (ms) of fn by the project's one timing method (L2 flushed when the
+    problem's inputs + outputs fit in it)."""
+    return time_call(fn, problem_bytes=problem_bytes, reps=iters, min_reps=iters)["median_ms"]
 
 
 def main():
@@ -49,7 +47,7 @@ def main():
     o64 = sdpa(q.double(), k.double(), v.double())
     o_ref = sdpa(q, k, v)
     ref_err = (o_ref.double() - o64).abs().max().item()
-    print(f"sdpa (default backend): max err vs fp64 {ref_err:.3e}, {bench(lambda: sdpa(q, k, v)):.3f} ms")
+    print(f"sdpa (default backend): max err vs fp64 {ref_err:.3e}, {bench(lambda: sdpa(q, k, v), 4 * q.nbytes):.3f} ms")
     failed = False
     for name in ioattn.kernels():
         if name == "v01_naive" and args.seqlen > 4096:
@@ -62,7 +60,8 @@ def main():
         torch.cuda.synchronize()
         err = (o.double() - o64).abs().max().item()
         diff = (o - o_ref).abs().max().item()
-        ms = bench(lambda: ioattn.forward(q, k, v, kernel=name, causal=args.causal))
+        ms = bench(lambda: ioattn.forward(q, k, v, kernel=name, causal=args.causal, out=o, lse=lse),
+                   4 * q.nbytes)
         ok = err <= 2 * ref_err + 1e-3
         failed |= not ok
         print(f"{name:16s} max|O-O_sdpa| {diff:.3e}  err vs fp64 {err:.3e}  {ms:.3f} ms  {'ok' if ok else 'FAIL'}")
