@@ -109,15 +109,17 @@ def flag(v) -> int:
 # ---------------------------------------------------------------------------- the H200 runs
 
 
-def canonical() -> dict[str, Path]:
-    """role -> results folder of the canonical H200 run for that role, from `h200/CANONICAL` in the
-    first root that has one ({} when none does). A malformed line or a tag without a folder is an
-    error (ValueError naming the file and line)."""
+def canonical() -> dict[str, list[Path]]:
+    """role -> results folders of the canonical H200 run for that role, in file order, from
+    `h200/CANONICAL` in the first root that has one ({} when none does). A role may have several
+    lines (a run committed as several folders, e.g. bf16 and fp16 benchmarks apart): their rows
+    are read together, and for a run measured in two of them the first folder listed wins. A
+    malformed line or a tag without a folder is an error (ValueError naming the file and line)."""
     for r in roots():
         f = r / "h200" / "CANONICAL"
         if not f.is_file():
             continue
-        out = {}
+        out: dict[str, list[Path]] = {}
         for i, line in enumerate(f.read_text().splitlines(), 1):
             words = line.split("#", 1)[0].split()
             if not words:
@@ -127,22 +129,20 @@ def canonical() -> dict[str, Path]:
             d = r / "h200" / words[1]
             if not d.is_dir():
                 raise ValueError(f"{rel(f)}:{i}: run {words[1]} has no folder {rel(d)}")
-            out[words[0]] = d
+            out.setdefault(words[0], []).append(d)
         return out
     return {}
 
 
-def canonical_csv(role: str) -> Path | None:
-    """<canonical run of `role`>/<role>.csv, or None."""
-    d = canonical().get(role)
-    if d is None or not (d / f"{role}.csv").is_file():
-        return None
-    return d / f"{role}.csv"
+def canonical_csvs(role: str) -> list[Path]:
+    """<folder>/<role>.csv of every canonical folder of `role` that has one."""
+    return [d / f"{role}.csv" for d in canonical().get(role, []) if (d / f"{role}.csv").is_file()]
 
 
 def canonical_tag(role: str) -> str | None:
-    d = canonical().get(role)
-    return d.name if d is not None else None
+    """The canonical folder name(s) of `role`, comma-separated, or None."""
+    ds = canonical().get(role)
+    return ", ".join(d.name for d in ds) if ds else None
 
 
 def context_of(run_dir: Path) -> dict:
@@ -198,17 +198,30 @@ def select(rs: list[dict], dtype: str, head_dim: int, causal: int) -> list[dict]
             and flag(r["causal"]) == causal]
 
 
-def _rows_of(path: Path | None, required: Iterable[str]) -> list[dict]:
-    """Rows of one canonical CSV that has the required columns, with `_source` and `_tag`."""
-    if path is None:
-        return []
-    rows = read_csv(path)
-    if rows and any(c not in rows[0] for c in required):
-        return []
-    for r in rows:
-        r["_source"] = str(rel(path))
-        r["_tag"] = path.parent.name
-    return rows
+def _rows_of(paths: list[Path], required: Iterable[str]) -> tuple[list[dict], list[Path]]:
+    """Rows of the canonical CSVs of one role that have the required columns, with `_source` and
+    `_tag`; a run (run_key) found in an earlier file is not taken again from a later one."""
+    required = list(required)
+    rows, used, seen = [], [], set()
+    for path in paths:
+        rs = read_csv(path)
+        if not rs or any(c not in rs[0] for c in required):
+            continue
+        keys = set()
+        for r in rs:
+            try:
+                k = run_key(r)
+            except (KeyError, ValueError):
+                k = None
+            if k is not None and k in seen:
+                continue
+            keys.add(k)
+            r["_source"] = str(rel(path))
+            r["_tag"] = path.parent.name
+            rows.append(r)
+        seen |= keys
+        used.append(path)
+    return rows, used
 
 
 def _measured(r: dict) -> bool:
@@ -231,14 +244,13 @@ def bench_rows(per_variant: bool = True) -> tuple[list[dict], list[Path]]:
     `_samples` (how many) and `_spread` (|max - min| / mean of the samples' ms; '' for one sample).
     With per_variant the tile configurations of a rung (`ioattn:v05.../x`) collapse to the fastest
     (impl becomes the rung, `_config` keeps the full name)."""
-    path = canonical_csv("bench")
-    rows = [r for r in _rows_of(path, ["impl", "dtype", "head_dim", "causal", "seqlen", "batch", "heads", "ms"])
-            if _measured(r) and _forward(r)]
+    rows, files = _rows_of(canonical_csvs("bench"), ["impl", "dtype", "head_dim", "causal", "seqlen", "batch",
+                                                     "heads", "ms"])
+    rows = [r for r in rows if _measured(r) and _forward(r)]
     out = _collapse_samples(rows, run_key)
     for r in out:
         r["seqlen"] = str(int(float(r["seqlen"])))
-    files = [path] if out else []
-    return (best_per_variant(out) if per_variant else out), files
+    return (best_per_variant(out) if per_variant else out), _files_of(out)
 
 
 def best_per_variant(rs: list[dict]) -> list[dict]:
@@ -254,9 +266,9 @@ def best_per_variant(rs: list[dict]) -> list[dict]:
 
 def ncu_rows() -> tuple[list[dict], list[Path]]:
     """Nsight Compute rows of the canonical run (role ncu) that were profiled (no error)."""
-    path = canonical_csv("ncu")
-    rows = [r for r in _rows_of(path, RUN_KEY) if not r.get("error")]
-    return rows, ([path] if rows else [])
+    rows, _ = _rows_of(canonical_csvs("ncu"), RUN_KEY)
+    rows = [r for r in rows if not r.get("error")]
+    return rows, _files_of(rows)
 
 
 def _collapse_samples(rows: list[dict], key) -> list[dict]:
@@ -287,10 +299,32 @@ def _collapse_samples(rows: list[dict], key) -> list[dict]:
 def tile_rows() -> tuple[list[dict], list[Path]]:
     """The block-size sweep of the canonical run (role tiles): one row per (run, tile) with a time
     (samples collapsed as in bench_rows)."""
-    path = canonical_csv("tiles")
-    rows = [r for r in _rows_of(path, ["impl", "seqlen", "br", "bc", "ms"]) if _measured(r)]
+    rows, _ = _rows_of_all(canonical_csvs("tiles"), ["impl", "seqlen", "br", "bc", "ms"])
+    rows = [r for r in rows if _measured(r)]
     rows = _collapse_samples(rows, lambda r: run_key(r) + (r["br"], r["bc"]))
-    return rows, ([path] if rows else [])
+    return rows, _files_of(rows)
+
+
+def _rows_of_all(paths: list[Path], required: Iterable[str]) -> tuple[list[dict], list[Path]]:
+    """Like _rows_of, but every row of every file (a tile sweep repeats one run key per tile)."""
+    required = list(required)
+    rows, used = [], []
+    for path in paths:
+        rs = read_csv(path)
+        if not rs or any(c not in rs[0] for c in required):
+            continue
+        for r in rs:
+            r["_source"] = str(rel(path))
+            r["_tag"] = path.parent.name
+        rows += rs
+        used.append(path)
+    return rows, used
+
+
+def _files_of(rows: list[dict]) -> list[Path]:
+    """The CSV files the rows came from (repository paths where inside it), in order."""
+    return list(dict.fromkeys(REPO / r["_source"] if not os.path.isabs(r["_source"]) else Path(r["_source"])
+                              for r in rows))
 
 
 def merged_runs() -> tuple[list[dict], list[Path]]:

@@ -465,7 +465,7 @@ def model_vs_measured(nb: Numbers, h_files) -> None:
     if left_out:
         nb.flags["haveLeftOut"] = True
         nb.val("check.left_out", str(sum(left_out.values())))
-        nb.val("check.left_out_why", tex_escape("; ".join(f"{n}: {k}" for k, n in sorted(left_out.items()))))
+        nb.val("check.left_out_why", tex_escape("; ".join(f"{k}: {n}" for k, n in sorted(left_out.items()))))
     nb.val("check.modeled_runs", str(len(pairs)))
     if not pairs:
         return
@@ -505,7 +505,9 @@ def model_vs_measured(nb: Numbers, h_files) -> None:
             for r2, m2 in pairs if m2.get("grid_order", "").startswith("qblock_major")
             and results.num(m2, "hbm_read_bytes_bh_major") > 0]
     if cost:
-        c, r2, m2 = max(cost, key=lambda x: x[0])
+        # Prefer a run Nsight Compute profiled, so the text can set the measured reads beside it.
+        profiled = [x for x in cost if results.num(x[1], "dram_read_bytes") == results.num(x[1], "dram_read_bytes")]
+        c, r2, m2 = max(profiled or cost, key=lambda x: x[0])
         nb.flags["haveOrderEffect"] = c > 1.5
         nb.val("check.order_impl", tex_escape(r2["impl"]))
         nb.val("check.order", tex_escape(m2["grid_order"]))
