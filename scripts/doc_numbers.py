@@ -29,8 +29,8 @@ SOURCES = {
     "h200_ncu_l2": "simulator/validate/h200_ncu_l2.csv",        # simulator/validate/run_ncu_l2.sh
     "h200_anchors": "simulator/validate/h200_anchors/h200_sdpa_ncu.csv",  # .../h200_anchors.py
     "machines": "simulator/machines",                           # the catalog
-    "cpu_run": "experiments/results/cpu/cpu_run-20261201T0830Z",  # scripts/record_cpu_run.py
-    "mutation": "experiments/results/cpu/mutation_reference-20261201T0757Z",  # verify/reference/mutate.py
+    "cpu_run": "experiments/results/cpu/cpu_run-20261201T0819Z",  # scripts/record_cpu_run.py
+    "mutation": "experiments/results/cpu/mutation_reference-20261201T0801Z",  # verify/reference/mutate.py
     "bench_reference": "reference/bench_reference_2026-11-29.json",  # reference/bench_reference
 }
 
@@ -107,37 +107,49 @@ def cpu_properties():
     return read_csv(src("cpu_run", "properties.csv"))
 
 
-def declared_counts():
-    """Case counts declared in the sources: {"name", N, body} in run_properties({...})."""
-    counts = {}
+def declared_properties():
+    """Properties and case counts as the sources declare them: run_properties({{"name", N, body}, ...})."""
+    out = []
     for path in sorted(glob.glob(os.path.join(ROOT, "verify", "*", "*.cpp"))):
-        if os.path.basename(os.path.dirname(path)) not in CPU_SUITES:
+        suite = os.path.basename(os.path.dirname(path))
+        if suite not in CPU_SUITES:
             continue
         text = open(path).read()
-        if "run_properties(" not in text:
+        start = text.find("run_properties({")
+        if start < 0:
             continue
-        for m in re.finditer(r'\{"(\w+)",\s*(\d+),\s*\w+\}', text):
-            counts[m.group(1)] = int(m.group(2))
-    return counts
+        body = text[start:text.index("});", start)]
+        stem = os.path.splitext(os.path.basename(path))[0]
+        test = f"reference_{stem}" if suite == "reference" else stem
+        for m in re.finditer(r'\{"(\w+)",\s*(\d+),', body):
+            out.append(dict(test=test, property=m.group(1), cases=int(m.group(2))))
+    return out
 
 
-def checked_properties(tests_prefix):
-    """The recorded run's properties of tests starting with tests_prefix, checked against the sources."""
-    declared = declared_counts()
-    rows = [r for r in cpu_properties() if r["test"].startswith(tests_prefix) and r["property"] != "(gtest tests)"]
+def properties(tests_prefix):
+    """Declared properties of tests starting with tests_prefix, with the recorded run's seconds.
+
+    A property whose declared count differs from the recorded run is an error (the recorded run no
+    longer describes the source: rerun scripts/record_cpu_run.py); one declared after the run has
+    seconds None and is named as not recorded where its count is quoted."""
+    recorded = {(r["test"], r["property"]): r for r in cpu_properties()}
+    rows = []
+    for d in declared_properties():
+        if not d["test"].startswith(tests_prefix):
+            continue
+        r = recorded.get((d["test"], d["property"]))
+        if r is not None and int(r["cases"]) != d["cases"]:
+            raise DataError(f"{SOURCES['cpu_run']}: {d['property']} ran {r['cases']} cases, the source now declares "
+                            f"{d['cases']}: rerun scripts/record_cpu_run.py")
+        rows.append(dict(d, seconds=(r["seconds"] or None) if r else None, recorded=r is not None))
     if not rows:
-        raise DataError(f"{SOURCES['cpu_run']}: no property of {tests_prefix}*")
-    for r in rows:
-        want = declared.get(r["property"])
-        if want is not None and want != int(r["cases"]):
-            raise DataError(f"{SOURCES['cpu_run']}: {r['property']} ran {r['cases']} cases, the source now declares "
-                            f"{want}: rerun scripts/record_cpu_run.py")
-    recorded = {r["property"] for r in cpu_properties()}
-    for name in declared:
-        if name not in recorded:
-            raise DataError(f"{SOURCES['cpu_run']}: property {name} (declared in verify/) is not in the recorded "
-                            "run: rerun scripts/record_cpu_run.py")
+        raise DataError(f"no property of {tests_prefix}* declared in verify/")
     return rows
+
+
+def unrecorded_note(rows):
+    missing = [r["property"] for r in rows if not r["recorded"]]
+    return (f" (declared after the recorded run, not in it: {', '.join(missing)})" if missing else "")
 
 
 def bench_sweep():
@@ -199,7 +211,7 @@ def ref_speedup_range():
 
 
 def property_total(prefix, slow=None):
-    rows = checked_properties(prefix)
+    rows = properties(prefix)
     if slow is not None:
         rows = [r for r in rows if ("slow" in r["test"]) == slow]
     return sum(int(r["cases"]) for r in rows)
@@ -272,7 +284,7 @@ def sim_h200_table():
                      f"| {gb(r['model_read_bytes'])} ({r['model_regime']}) | {r['ratio']:.2f} "
                      f"| {r['no_l2_read_bytes'] / 1e9:.1f} GB | {r['measured_time_ns'] / 1e6:.2f} ms "
                      f"| {r['model_time_s'] * 1e3:.2f} ms |")
-    return "\n".join(lines) + "\n"
+    return "\n" + "\n".join(lines) + "\n\n"
 
 
 @block(SIM, "h200_anchor_table")
@@ -291,7 +303,7 @@ def sim_h200_anchor_table():
                      f"| {gb(r['measured_read_bytes'])} | {gb(r['model_read_bytes'])} ({r['model_regime']}) "
                      f"| {r['ratio']:.2f} | {gb(r['measured_write_bytes'])} | {gb(r['model_write_bytes'])} "
                      f"| {r['measured_time_ns'] / 1e6:.3f} ms | {r['model_time_s'] * 1e3:.3f} ms |")
-    return "\n".join(lines) + "\n"
+    return "\n" + "\n".join(lines) + "\n\n"
 
 
 def sim_ranges():
@@ -350,7 +362,7 @@ def sim_h200_findings():
         + " / ".join(str(r["seqlen"]) for r in math) + " where PyTorch's math backend moved "
         + " / ".join(f"{tot(r, 'measured'):.1f}" for r in math) + " GB (fp32 softmax, copies; assumption 4).",
     ]
-    return "\n".join(lines) + "\n"
+    return "\n" + "\n".join(lines) + "\n\n"
 
 
 @block(SIM, "h200_memory")
@@ -388,11 +400,12 @@ def sim_speed():
 
 @block(SIM, "tests")
 def sim_tests():
-    rows = checked_properties("prop_simulator")
-    total = sum(int(r["cases"]) for r in rows)
-    secs = sum(float(r["seconds"] or 0) for r in rows)
-    return (f"`prop_simulator` (label property; in {run_name('cpu_run')}: {thousands(total)} generated cases in "
-            f"{secs:.1f} s: " + ", ".join(f"`{r['property']}` {r['cases']}" for r in rows) + ")")
+    rows = properties("prop_simulator")
+    total = sum(r["cases"] for r in rows)
+    secs = sum(float(r["seconds"] or 0) for r in rows if r["recorded"])
+    return (f"`prop_simulator` (label property): {thousands(total)} generated cases ("
+            + ", ".join(f"`{r['property']}` {r['cases']}" for r in rows) + f"); {run_name('cpu_run')} ran them in "
+            f"{secs:.1f} s" + unrecorded_note(rows))
 
 
 @block(SIM, "limits_time")
@@ -413,24 +426,26 @@ VREF = "verify/reference/README.md"
 
 @block(VREF, "counts")
 def vref_counts():
-    rows = checked_properties("reference_")
+    rows = properties("reference_")
     tests = {r["test"]: r for r in read_csv(src("cpu_run", "tests.csv"))}
     gtests = {r["test"]: int(r["cases"]) for r in cpu_properties() if r["property"] == "(gtest tests)"}
     ctx = cpu_run_context()
-    lines = ["", f"Recorded in {run_name('cpu_run')} (commit {ctx['commit'][:7]}, `{ctx['ctest']}`, load average "
-             f"{ctx['load_average_start'][0]:.1f} at the start; times are those of ctest's parallel run):", "",
+    lines = ["", f"Cases as the sources declare them; seconds from {run_name('cpu_run')} (commit {ctx['commit'][:7]}, "
+             f"`{ctx['ctest']}`, load average {ctx['load_average_start'][0]:.1f} at the start: two tests at a time "
+             "on two busy cores, so slower than an idle machine):", "",
              "| test | property | cases | seconds |", "|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| `{r['test']}` | `{r['property']}` | {thousands(int(r['cases']))} | {r['seconds']} |")
+        lines.append(f"| `{r['test']}` | `{r['property']}` | {thousands(r['cases'])} "
+                     f"| {r['seconds'] if r['recorded'] else 'not in the recorded run'} |")
     for t, n in sorted(gtests.items()):
         if t.startswith("reference_"):
             lines.append(f"| `{t}` | (GTest) | {n} tests | {tests[t]['seconds']} |")
     fast = property_total("reference_", slow=False)
     slow = property_total("reference_", slow=True)
-    lines += ["", f"Generated cases in the default run: {thousands(fast)} (plus {slow} slow). Test wall times: "
-              + ", ".join(f"`{t}` {float(r['seconds']):.0f} s" for t, r in sorted(tests.items())
-                          if t.startswith("reference_")) + "."]
-    return "\n".join(lines) + "\n"
+    lines += ["", f"Generated cases in the default run: {thousands(fast)} (plus {slow} slow){unrecorded_note(rows)}. "
+              "Test wall times: " + ", ".join(f"`{t}` {float(r['seconds']):.0f} s" for t, r in sorted(tests.items())
+                                               if t.startswith("reference_")) + "."]
+    return "\n" + "\n".join(lines) + "\n\n"
 
 
 @block(VREF, "mutation")
@@ -451,7 +466,7 @@ def vref_mutation():
     missed = [r["mutant"] for r in nonequiv if r["status"] != "killed"]
     lines += ["", f"{killed} of {len(rows)} mutants killed; of the {len(nonequiv)} that change results, "
               + (f"{len(missed)} survived ({', '.join(missed)})." if missed else "none survived.")]
-    return "\n".join(lines) + "\n"
+    return "\n" + "\n".join(lines) + "\n\n"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -477,7 +492,7 @@ def ref_bench():
     for (d, n), v in sorted(rows.items()):
         lines.append(f"| {d} | {n} | {v['naive']['ms']:.1f} | {v['naive']['gflops']:.1f} | {v['fa2']['ms']:.1f} "
                      f"| {v['fa2']['gflops']:.1f} | {v['naive']['ms'] / v['fa2']['ms']:.2f}x |")
-    return "\n".join(lines) + "\n"
+    return "\n" + "\n".join(lines) + "\n\n"
 
 
 @block(REF, "speedup")
@@ -509,10 +524,16 @@ def top_sweep_time():
 
 @block(TOP, "case_counts")
 def top_case_counts():
-    r, s, p = property_total("reference_", slow=False), property_total("prop_simulator"), \
-        sum(int(x["cases"]) for x in cpu_properties() if x["test"].startswith("spec_") and x["property"] != "(gtest tests)")
+    ref_rows, sim_rows = properties("reference_"), properties("prop_simulator")
+    r = sum(x["cases"] for x in ref_rows if "slow" not in x["test"])
+    s = sum(x["cases"] for x in sim_rows)
+    spec = [x for x in cpu_properties() if x["test"].startswith("spec_") and x["property"] != "(gtest tests)"]
+    if not spec:
+        raise DataError(f"{SOURCES['cpu_run']}: no spec property")
+    p = sum(int(x["cases"]) for x in spec)
     return (f"the CPU suite runs {thousands(r + s + p)} generated cases (reference {thousands(r)}, simulator "
-            f"{thousands(s)}, spec {thousands(p)}; {run_name('cpu_run')})")
+            f"{thousands(s)}, spec {thousands(p)}; declared in the sources, spec as {run_name('cpu_run')} ran it"
+            f"{unrecorded_note(ref_rows + sim_rows).replace(' (', '; ').rstrip(')')})")
 
 
 @block(TOP, "ctest_time")
