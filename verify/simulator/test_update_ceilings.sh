@@ -13,7 +13,8 @@ cp "$src/simulator/machines/h200.json" "$tmp/h200.json"
 import json, sys
 rows = []
 for s, (c, b, h, f) in enumerate([(4300.0, 700.0, 710.0, 50.0), (4200.0, 690.0, 705.0, 52.0)]):
-    rows.append(dict(name="copy_d2d", dtype="fp32", value=c, unit="GB/s", sample=s, check="copy equals its source"))
+    rows.append(dict(name="copy_d2d", dtype="fp32", value=c / 2, unit="GB/s", sample=s, check="copy equals its source"))
+    rows.append(dict(name="copy_sm", dtype="fp32", value=c, unit="GB/s", sample=s, check="copy equals -src"))
     for dt, v in (("bf16", b), ("fp16", h), ("fp32", f)):
         rows.append(dict(name="gemm_8192", dtype=dt, value=v, unit="TFLOP/s", sample=s, check="rel_err 1e-3 (ok)"))
 json.dump(dict(context=dict(date="2026-12-02T10:00:00Z"), rows=rows), open(sys.argv[1], "w"))
@@ -40,6 +41,23 @@ PY
 run 0 "--check agrees after the rewrite" -- /usr/bin/python3 "$script" --check "${m[@]}"
 sed -i 's/"value": 700000000000000.0/"value": 1.0/' "$tmp/h200.json"
 run 1 "--check finds a catalog value that differs from its file" -- /usr/bin/python3 "$script" --check "${m[@]}"
+# A file with GEMM rows only (copy_d2d is not the HBM ceiling): the bandwidth entry is left as it is.
+mkdir -p "$tmp/experiments/results/h200/T2"
+cp "$src/simulator/machines/h200.json" "$tmp/h200_2.json"
+/usr/bin/python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+j['rows'] = [r for r in j['rows'] if r['name'] != 'copy_sm']
+json.dump(j, open(sys.argv[2], 'w'))" "$tmp/experiments/results/h200/T1/ceilings.json" "$tmp/experiments/results/h200/T2/ceilings.json"
+run 0 "a file without copy_sm updates the GEMM entries only" -- /usr/bin/python3 "$script" "$tmp/experiments/results/h200/T2/ceilings.json" --repo "$tmp" --machine "$tmp/h200_2.json"
+grep -q "measured_bandwidth: left as it is" "$tmp/out" && echo "PASS: the bandwidth entry is left as it is" || { echo "FAIL: bandwidth not reported as left"; fail=1; }
+/usr/bin/python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+orig = json.load(open(sys.argv[2]))
+assert j['measured_bandwidth'] == orig['measured_bandwidth'], 'bandwidth changed'
+assert 'T2/ceilings.json' in j['measured_matrix_bf16']['source'], 'bf16 not updated'" "$tmp/h200_2.json" "$src/simulator/machines/h200.json" \
+  && echo "PASS: GEMM entries cite T2, the bandwidth entry is unchanged" || { echo "FAIL: partial update"; fail=1; }
 outside=$(mktemp -d)
 cp "$tmp/experiments/results/h200/T1/ceilings.json" "$outside/"
 run 1 "a file outside the repository is refused" -- /usr/bin/python3 "$script" "$outside/ceilings.json" "${m[@]}"
