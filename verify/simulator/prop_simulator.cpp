@@ -486,11 +486,15 @@ void edge_cases() {
   const auto& cat = catalog();
   RC_ASSERT(cat.size() == 7u);
   const sim::Machine& h200 = sim::find_machine(cat, "H200");
-  // The measured ceilings exist and cite the committed measurement (their values are checked
-  // against that file by ctest machines_h200_ceilings, not typed in here).
+  // The measured GEMM ceilings exist, and every measured ceiling present cites the committed
+  // measurement (values are checked against that file by ctest machines_h200_ceilings, not typed
+  // in here). The bandwidth may be absent (then the datasheet's is used) until a committed run
+  // has measured it with an SM copy.
+  for (const auto* c : {&h200.measured_matrix_bf16, &h200.measured_matrix_fp16, &h200.measured_vector_fp32})
+    RC_ASSERT(c->has_value());
   for (const auto* c : {&h200.measured_bandwidth, &h200.measured_matrix_bf16, &h200.measured_matrix_fp16,
                         &h200.measured_vector_fp32}) {
-    RC_ASSERT(c->has_value());
+    if (!c->has_value()) continue;
     RC_ASSERT((*c)->value > 0.0);
     RC_ASSERT((*c)->source.find("experiments/results/h200/") != std::string::npos);
   }
