@@ -1,25 +1,42 @@
-"""Write the measured table of kernels/README.md from a committed H200 results folder (no typed numbers).
+"""Write the measured blocks of kernels/README.md from the canonical committed H200 run (no typed numbers).
 
-    /usr/bin/python3 experiments/gpu/readme_table.py experiments/results/h200/<tag> [<ncu tag> ...] [kernels/README.md]
+    /usr/bin/python3 experiments/gpu/readme_table.py [--check] [kernels/README.md]
 
-Replaces the lines between <!-- MEASURED:BEGIN --> and <!-- MEASURED:END --> with one row per
-impl: TFLOP/s (FA2 convention) for bf16 at several (d, causal, N) from the first folder's
-bench.csv, and DRAM read / compulsory read (Q + K + V) and DRAM write / compulsory write (O + LSE)
-at N = 4096, d = 128 from the ncu.csv of every folder given (a later folder's point replaces an
-earlier one: a run that completes another's ncu stage). With two samples in bench.csv (the
-current format) a cell is "mean ±spread", spread = |s0 - s1| / mean (timing.spread); a folder of
-the old format (one sample) gives plain numbers. Compulsory bytes come from the ncu.csv columns
-where present, else from the row's shape (old folders).
+The run is the one `experiments/results/h200/CANONICAL` names (bench, ncu roles; read through
+experiments/results_index.py, committed results only). Three blocks are rewritten, each between
+its marker comments:
+
+  MEASURED  one row per impl: bf16 TFLOP/s (FA2 convention) at several (d, causal, N), the mean of
+            the run's samples with its spread |s0 - s1| / mean (timing.spread); DRAM read /
+            compulsory read (Q + K + V) and DRAM write / compulsory write (O + LSE) at N = 4096,
+            d = 128 from the canonical ncu.csv.
+  PERF      per (dtype, d, causal) the best ioattn variant against SDPA flash and cuDNN: the
+            range of the speedup ms(peer) / ms(ioattn) over N >= 1k and at N = 512, and how many
+            points are a win (margin larger than the two-sample spread), not a win, or a loss.
+  CHECK     the GPU suite's per-variant lines, the sanitizer summaries and the Python bad-input
+            test's closing line, from the logs of the canonical bench folder that has them.
+
+--check rewrites nothing and exits 1 when a block differs from what the committed data gives
+(a ctest runs it, so the README cannot drift from the data).
 """
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summarize import bench_points, impl_order, ncu_compulsory, read_csv  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+os.environ["IOATTN_RESULTS"] = os.path.join(REPO, "experiments", "results")  # committed results only
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "experiments"))
+import results_index  # noqa: E402
+from summarize import bench_points, impl_order, ncu_compulsory, ratio, read_csv, short, verdict  # noqa: E402
 from timing import spread  # noqa: E402
 
 NVIDIA_ONLY = {"ioattn:v06_fa2_wgmma"}  # supports() refuses on AMD (its header)
 COLS = [(128, 0, 1024), (128, 0, 4096), (128, 0, 16384), (128, 1, 16384), (64, 0, 16384), (64, 1, 16384)]
+
+
+def rel(p):
+    return str(results_index.rel(p))
 
 
 def cell(samples):
@@ -29,35 +46,39 @@ def cell(samples):
     return f"{m:.1f} ±{spread(tf[0], tf[1]) * 100:.1f}%" if len(tf) >= 2 else f"{m:.1f}"
 
 
-def main(*args):
-    readme = args[-1] if args and args[-1].endswith(".md") else "kernels/README.md"
-    folders = [a.rstrip("/") for a in args if not a.endswith(".md")]
-    if not folders:
-        raise SystemExit(__doc__)
-    res = folders[0]
-    rows = read_csv(os.path.join(res, "bench.csv"))
+def load():
+    """(bench rows of every canonical bench folder, their folders, ncu rows, ncu folders)."""
+    canon = results_index.canonical()
+    bench_dirs, ncu_dirs = canon.get("bench", []), canon.get("ncu", [])
+    rows, seen = [], set()
+    for d in bench_dirs:  # a point measured in two folders: the first listed wins
+        rs = read_csv(os.path.join(d, "bench.csv")) or []
+        keys = {(r["impl"], r["dtype"], r["head_dim"], r["causal"], r["seqlen"]) for r in rs}
+        rows += [r for r in rs if (r["impl"], r["dtype"], r["head_dim"], r["causal"], r["seqlen"]) not in seen]
+        seen |= keys
+    ncu = [r for d in ncu_dirs for r in (read_csv(os.path.join(d, "ncu.csv")) or [])]
     if not rows:
-        raise SystemExit(f"readme_table.py: no bench.csv in {res}")
-    pts, impls = bench_points(rows), [i for i in impl_order(rows)]
+        raise SystemExit("readme_table.py: the canonical run has no bench.csv (experiments/results/h200/CANONICAL)")
+    return rows, bench_dirs, ncu, ncu_dirs
+
+
+def block_measured(rows, bench_dirs, ncu, ncu_dirs):
+    pts, impls = bench_points(rows), impl_order(rows)
     nsamples = len({r.get("sample") or "0" for r in rows})
     have = {i for key, v in pts.items() if key[0] == "bf16" for i in v}
     impls = [i for i in impls if i in have]
-    dram, ncu_files = {}, []
-    for folder in folders:
-        ncu = os.path.join(folder, "ncu.csv")
-        rs = read_csv(ncu)
-        if rs is None:
-            continue
-        ncu_files.append(f"`{ncu}`")
-        for r in rs:
-            if r.get("dram_read_bytes") and r["seqlen"] == "4096" and r["head_dim"] == "128":
-                cr, cw = ncu_compulsory(r)
-                dram[r["impl"]] = (float(r["dram_read_bytes"]) / cr, float(r["dram_write_bytes"]) / cw)
+    dram = {}
+    for r in ncu:
+        if r.get("dram_read_bytes") and r["seqlen"] == "4096" and r["head_dim"] == "128" and r["causal"] == "0":
+            cr, cw = ncu_compulsory(r)
+            dram[r["impl"]] = (float(r["dram_read_bytes"]) / cr, float(r["dram_write_bytes"]) / cw)
     head = " | ".join(f"d{d} {'causal' if c else 'non-causal'} N={n // 1024}k" for d, c, n in COLS)
-    spread_note = (f"mean of {nsamples} samples ±spread |s0 - s1| / mean" if nsamples >= 2 else "one sample")
-    lines = [f"Measured on the H200, bf16, TFLOP/s by the FA2 convention ({spread_note}), from `{res}/bench.csv`;",
-             f"DRAM bytes from {' and '.join(ncu_files) or 'no ncu.csv'} (written by",
-             "`experiments/gpu/readme_table.py`; '-' = not run at that size).", "",
+    spread_note = f"mean of {nsamples} samples ±spread |s0 - s1| / mean" if nsamples >= 2 else "one sample"
+    srcs = " and ".join(f"`{rel(d)}/bench.csv`" for d in bench_dirs)
+    nsrc = " and ".join(f"`{rel(d)}/ncu.csv`" for d in ncu_dirs) or "no ncu.csv"
+    lines = [f"Measured on the H200, bf16, TFLOP/s by the FA2 convention ({spread_note}), from {srcs};",
+             f"DRAM bytes from {nsrc} (written by `experiments/gpu/readme_table.py` from the run",
+             "`experiments/results/h200/CANONICAL` names; '-' = not run at that size).", "",
              f"| impl | {head} | DRAM read / compulsory read (N=4k, d128) | DRAM write / compulsory write | AMD |",
              "|---" * (len(COLS) + 4) + "|"]
     for impl in impls:
@@ -68,18 +89,120 @@ def main(*args):
                "compiled (gfx90a, gfx940), not run")
         dr, dw = (f"{dram[impl][0]:.2f}", f"{dram[impl][1]:.2f}") if impl in dram else ("-", "-")
         lines.append(f"| `{impl}` | {vals} | {dr} | {dw} | {amd} |")
-    with open(readme) as f:
-        text = f.read()
-    a, b = "<!-- MEASURED:BEGIN -->", "<!-- MEASURED:END -->"
+    return lines
+
+
+def best_ioattn(vals):
+    """The ioattn impl with the highest mean speedup over SDPA flash at one point."""
+    cands = [(ratio(vals[i], vals["sdpa:flash"])[0] or 0, i) for i in vals if i.startswith("ioattn:")]
+    return max(cands)[1] if cands else None
+
+
+def rng(xs):
+    return f"{min(xs):.2f}x" if len(xs) == 1 or f"{min(xs):.2f}" == f"{max(xs):.2f}" else f"{min(xs):.2f}-{max(xs):.2f}x"
+
+
+def block_perf(rows):
+    pts = bench_points(rows)
+    groups = sorted({(k[0], k[1], k[2]) for k in pts})
+    lines = ["Best ioattn variant per point against SDPA in the same run: speedup = ms(SDPA) / ms(ioattn),",
+             "the mean of the two samples; a point is a win when the margin over 1.0 is larger than the",
+             "spread of the ratio between the samples, 'not a win' when it is not, a loss when ioattn is",
+             "slower by more than the spread (written by `experiments/gpu/readme_table.py`).", "",
+             "| dtype | d | causal | vs flash, N >= 1k | win / not a win / loss (N >= 1k) | vs flash, N = 512 "
+             "| vs cuDNN, N >= 1k | best variant(s) | largest spread of a ratio |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for dt, d, c in groups:
+        big, small, cud, counts, best, sps = [], [], [], {"win": 0, "not a win": 0, "loss": 0}, set(), []
+        for (kdt, kd, kc, n), vals in sorted(pts.items()):
+            if (kdt, kd, kc) != (dt, d, c) or "sdpa:flash" not in vals:
+                continue
+            b = best_ioattn(vals)
+            if b is None:
+                continue
+            m, _, sp = ratio(vals[b], vals["sdpa:flash"])
+            if sp is not None:
+                sps.append(sp)
+            if n >= 1024:
+                big.append(m)
+                best.add(short(b))
+                counts[verdict(m, sp)] = counts.get(verdict(m, sp), 0) + 1
+                if "sdpa:cudnn" in vals:
+                    mc, _, spc = ratio(vals[b], vals["sdpa:cudnn"])
+                    cud.append(mc)
+                    if spc is not None:
+                        sps.append(spc)
+            elif n == 512:
+                small.append(m)
+        if not big:
+            continue
+        worst = f"{max(sps) * 100:.1f}%" if sps else "- (one sample)"
+        lines.append(f"| {dt} | {d} | {c} | {rng(big)} | {counts['win']} / {counts['not a win']} / {counts['loss']} "
+                     f"| {rng(small) if small else '-'} | {rng(cud) if cud else '-'} | {', '.join(sorted(best))} "
+                     f"| {worst} |")
+    return lines
+
+
+def last_line_with(path, needle):
+    if not os.path.exists(path):
+        return None
+    hits = [ln.strip() for ln in open(path, errors="replace") if needle in ln]
+    return hits[-1] if hits else None
+
+
+def block_check(bench_dirs):
+    d = next((d for d in bench_dirs if os.path.exists(os.path.join(d, "test_gpu.log"))), None)
+    if d is None:
+        return ["No canonical bench folder holds a GPU-suite log (test_gpu.log)."]
+    commit = last_line_with(os.path.join(d, "context.txt"), "commit:") or "commit: ?"
+    lines = [f"From `{rel(d)}/` (binaries of {commit.split(':', 1)[1].strip()[:7]}; written by",
+             "`experiments/gpu/readme_table.py`):", "",
+             "- `test_gpu.log`, every registered variant against the float64 reference (named cases, RapidCheck",
+             "  properties, determinism at every head dim the variant lists; cases counted once per distinct",
+             "  (problem, tile, seed, check)):"]
+    var = [ln.strip() for ln in open(os.path.join(d, "test_gpu.log"), errors="replace") if ln.startswith("variant ")]
+    lines += [f"  - `{v}`" for v in var] or ["  - (no per-variant lines: the suite did not finish)"]
+    for name, needle in (("sanitizer_memcheck.log", "ERROR SUMMARY"), ("sanitizer_racecheck.log", "RACECHECK SUMMARY")):
+        s = last_line_with(os.path.join(d, name), needle)
+        lines.append(f"- `{name}` (compute-sanitizer over the suite's quick shapes): "
+                     + (f"`{s.lstrip('= ').strip()}`" if s else "not run"))
+    s = last_line_with(os.path.join(d, "pybad.log"), "passed")
+    lines.append("- `pybad.log` (`python/test_bad_input.py`: bad input refused, guard bytes intact): "
+                 + (f"`{s}`" if s else "not run"))
+    return lines
+
+
+def replace_block(text, name, lines, readme):
+    a, b = f"<!-- {name}:BEGIN -->", f"<!-- {name}:END -->"
     if a not in text or b not in text:
         raise SystemExit(f"readme_table.py: {readme} has no {a} ... {b} block")
     i, j = text.index(a) + len(a), text.index(b)
+    return text[:i] + "\n" + "\n".join(lines) + "\n" + text[j:]
+
+
+def main(argv):
+    check = "--check" in argv
+    args = [a for a in argv if a != "--check"]
+    if any(a.startswith("-") for a in args) or len(args) > 1:
+        raise SystemExit(__doc__)
+    readme = args[0] if args else os.path.join(REPO, "kernels", "README.md")
+    rows, bench_dirs, ncu, ncu_dirs = load()
+    with open(readme) as f:
+        text = f.read()
+    new = replace_block(text, "MEASURED", block_measured(rows, bench_dirs, ncu, ncu_dirs), readme)
+    new = replace_block(new, "PERF", block_perf(rows), readme)
+    new = replace_block(new, "CHECK", block_check(bench_dirs), readme)
+    if check:
+        if new != text:
+            print(f"FAIL: {readme}: a generated block differs from the committed data "
+                  "(run experiments/gpu/readme_table.py)")
+            return 1
+        print(f"PASS: {readme}: MEASURED, PERF and CHECK blocks match the canonical run")
+        return 0
     with open(readme, "w") as f:
-        f.write(text[:i] + "\n" + "\n".join(lines) + "\n" + text[j:])
+        f.write(new)
     return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    sys.exit(main(*sys.argv[1:]))
+    sys.exit(main(sys.argv[1:]))
