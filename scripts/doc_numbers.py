@@ -29,7 +29,7 @@ SOURCES = {
     "h200_ncu_l2": "simulator/validate/h200_ncu_l2.csv",        # simulator/validate/run_ncu_l2.sh
     "h200_anchors": "simulator/validate/h200_anchors/h200_sdpa_ncu.csv",  # .../h200_anchors.py
     "machines": "simulator/machines",                           # the catalog
-    "cpu_run": "experiments/results/cpu/cpu_run-20261201T0819Z",  # scripts/record_cpu_run.py
+    "cpu_run": "experiments/results/cpu/cpu_run-20261201T0838Z",  # scripts/record_cpu_run.py
     "mutation": "experiments/results/cpu/mutation_reference-20261201T0801Z",  # verify/reference/mutate.py
     "bench_reference": "reference/bench_reference_2026-11-29.json",  # reference/bench_reference
 }
