@@ -1,0 +1,53 @@
+// kernels/bwd_registry.cpp: the backward ladder, in order, as one table of name -> (metadata,
+// launcher). The steps to add a variant: kernels/ADDING.md.
+//
+// Without nvcc this file is the whole backward: the metadata still lists the ladder, and every
+// launch answers "built without GPU support".
+#include <algorithm>
+
+#include "kernels/backward.hpp"
+
+// X(id, pairs_with, strategy, dq_mode, gqa_reduce, deterministic, dtypes, head_dims, takes_tile_sizes, idea)
+// clang-format off
+#define IOATTN_BWD_LADDER(X) \
+  X(bwd01_fa2_scalar,         "v03_fa2_scalar", "fa2", "atomic",   "in_block", false, "fp32,fp16,bf16", "any<=256", true, \
+    "FA2 backward, scalar fp32 math (teaching kernel): one CTA per K/V block, Q_i/dO_i streamed, P and dS recomputed from LSE, dK/dV in registers, dQ by fp32 atomics") \
+  X(bwd01b_fa2_scalar_dqpass, "v03_fa2_scalar", "fa2", "separate", "in_block", true,  "fp32,fp16,bf16", "any<=256", true, \
+    "bwd01 without atomics: the K/V-outer kernel computes dK/dV only, a Q-outer pass recomputes S, dP and owns dQ_i (deterministic)")
+// clang-format on
+
+namespace ioattn::kernels {
+
+#if defined(IOATTN_KERNELS_GPU)
+#define IOATTN_BWD_DECLARE(id, ...) IOATTN_DECLARE_BACKWARD(id);
+IOATTN_BWD_LADDER(IOATTN_BWD_DECLARE)
+#undef IOATTN_BWD_DECLARE
+#define IOATTN_BWD_OPS(id) &id##_supports, &id##_workspace_bytes, &id##_launch
+#else
+namespace {
+constexpr const char* kNoGpu = "built without GPU support (nvcc was not found at configure time)";
+LaunchStatus no_gpu_supports(const AttnProblem&, const BackwardOptions&) { return kNoGpu; }
+std::size_t no_gpu_workspace(const AttnProblem&, const BackwardOptions&) { return 0; }
+LaunchStatus no_gpu_launch(const AttnProblem&, const BackwardTensors&, const BackwardOptions&, void*, void*) {
+  return kNoGpu;
+}
+}  // namespace
+#define IOATTN_BWD_OPS(id) &no_gpu_supports, &no_gpu_workspace, &no_gpu_launch
+#endif
+
+namespace {
+#define IOATTN_BWD_ENTRY(id, pairs, strategy, dq, gqa, det, dtypes, head_dims, tiles, idea) \
+  BackwardInfo{#id, idea, pairs, strategy, dq, gqa, det, dtypes, head_dims, tiles, IOATTN_BWD_OPS(id)},
+const BackwardInfo kBackwardLadder[] = {IOATTN_BWD_LADDER(IOATTN_BWD_ENTRY)};
+#undef IOATTN_BWD_ENTRY
+}  // namespace
+
+std::span<const BackwardInfo> backward_registry() { return kBackwardLadder; }
+
+const BackwardInfo* find_backward(std::string_view name) {
+  const auto it = std::find_if(std::begin(kBackwardLadder), std::end(kBackwardLadder),
+                               [&](const BackwardInfo& k) { return k.name == name; });
+  return it == std::end(kBackwardLadder) ? nullptr : &*it;
+}
+
+}  // namespace ioattn::kernels
