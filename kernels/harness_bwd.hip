@@ -202,7 +202,8 @@ LaunchStatus BackwardRun::time(TimedPass pass, int warmup, int iters, Timing& ou
   out.median_ms = ms[ms.size() / 2];
   out.min_ms = ms.front();
   out.max_ms = ms.back();
-  // The forward in forward_backward rewrote O and LSE from the same inputs: the state stays valid.
+  // forward_backward ran the paired forward on the current inputs: O and LSE are valid now.
+  if (pass == TimedPass::forward_backward) m.have_forward = true;
   return std::nullopt;
 }
 
