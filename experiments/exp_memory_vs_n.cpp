@@ -4,7 +4,8 @@
 // Extra memory is what a pass allocates beyond Q, K, V, O (and dO, dQ, dK, dV for a backward):
 // standard attention materializes S and P (N^2 per head, and keeps P for the backward); FA2 keeps
 // only LSE (N floats per head) and, for the backward, D and an fp32 dQ accumulator.
-// Config (the measured H200 anchor of PLATFORM.md): batch 1, 16 heads, d = 64, bf16, non-causal.
+// Config (the H200 measurement it is compared with, simulator/validate/h200_anchors/h200_sdpa_memory.csv):
+// batch 1, 16 heads, d = 64, bf16, non-causal.
 // The CPU measurement of the same quantity is exp_cpu_reference; the H200 one is committed data.
 //
 //   exp_memory_vs_n [--preset tiny|figure] [--out DIR] [--check]

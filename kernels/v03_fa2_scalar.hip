@@ -15,7 +15,8 @@
 //   LSE written once             : 4 * B*Hq*Nq
 // The K/V term is what Br trades against shared memory and registers (the block-size study:
 // `ioattn run --kernel v03_fa2_scalar --br 32 --bc 64 ...`). On the H200 the 60 MB L2 catches most
-// K/V re-reads (PLATFORM.md), so DRAM sees less than this count; ncu measures both.
+// K/V re-reads (the canonical run's ncu.csv: DRAM read / compulsory read about 1.0), so DRAM sees
+// less than this count; ncu measures both.
 //
 // Supports: fp32/fp16/bf16 in (fp32 math), head_dim <= 256 (buckets 32/64/128/256), any Nq/Nk,
 // causal, windows, GQA, LSE out; a fully masked row gives O = 0, LSE = -inf.

@@ -2,7 +2,7 @@
 //
 //   every catalog machine x {standard, fa1, fa2, splitkv} x N in 128..65536 (powers of two)
 //   x 4 tilings (64x64, 128x64, 128x128, the paper's rule), forward, bf16, d = 128,
-//   batch * N = 16384 tokens, 16 heads (the H200 anchor configuration of PLATFORM.md)
+//   batch * N = 16384 tokens, 16 heads (the configuration of the H200 anchors in simulator/validate/)
 //
 // Run: build-*/simulator/bench_simulator_sweep   (single-threaded; the library uses no threads)
 #include <benchmark/benchmark.h>

@@ -1,8 +1,8 @@
 // kernels/platform/hip_on_cuda.hpp: the HIP runtime names ioattn uses, mapped onto the CUDA runtime.
 //
 // Why this file exists: ROCm 5.2's own HIP-on-NVIDIA headers (hip/nvidia_detail) do not compile
-// with CUDA 13 (they reference texture and device-property APIs CUDA 13 removed; see
-// ../shared/PLATFORM.md). Kernels are written in HIP; under nvcc this header supplies exactly the
+// with CUDA 13 (they reference texture and device-property APIs CUDA 13 removed; checked with
+// ROCm 5.2.3 from Debian 12 and nvcc 13.0). Kernels are written in HIP; under nvcc this header supplies exactly the
 // subset they use and nothing more. If a variant needs another runtime call, add it here, one
 // line, with the same HIP name, so the AMD build (real HIP headers) sees the same source.
 //
