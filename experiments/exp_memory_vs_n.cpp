@@ -4,7 +4,7 @@
 // Extra memory is what a pass allocates beyond Q, K, V, O (and dO, dQ, dK, dV for a backward):
 // standard attention materializes S and P (N^2 per head, and keeps P for the backward); FA2 keeps
 // only LSE (N floats per head) and, for the backward, D and an fp32 dQ accumulator.
-// Config (the H200 measurement it is compared with, simulator/validate/h200_anchors/h200_sdpa_memory.csv):
+// Config (the H200 measurement it is compared with, experiments/results/h200/2026-12-01_f9ca3ea_sdpa_anchors/h200_sdpa_memory.csv):
 // batch 1, 16 heads, d = 64, bf16, non-causal.
 // The CPU measurement of the same quantity is exp_cpu_reference; the H200 one is committed data.
 //

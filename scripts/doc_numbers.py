@@ -26,8 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = {
     "dram": "simulator/validate/model_vs_h200_dram.csv",        # simulator/validate/compare_l2.py
     "memory": "simulator/validate/model_vs_h200_memory.csv",    # simulator/validate/compare_l2.py
-    "h200_ncu_l2": "simulator/validate/h200_ncu_l2.csv",        # simulator/validate/run_ncu_l2.sh
-    "h200_anchors": "simulator/validate/h200_anchors/h200_sdpa_ncu.csv",  # .../h200_anchors.py
+    "h200_ncu_l2": "experiments/results/h200/2026-11-29_sdpa_ncu_l2/h200_ncu_l2.csv",        # simulator/validate/run_ncu_l2.sh
+    "h200_anchors": "experiments/results/h200/2026-12-01_f9ca3ea_sdpa_anchors/h200_sdpa_ncu.csv",  # .../h200_anchors.py
     "machines": "simulator/machines",                           # the catalog
     "cpu_run": "experiments/results/cpu/cpu_run-20261201T0838Z",  # scripts/record_cpu_run.py
     "mutation": "experiments/results/cpu/mutation_reference-20261201T0801Z",  # verify/reference/mutate.py
@@ -290,7 +290,7 @@ def sim_h200_table():
 @block(SIM, "h200_anchor_table")
 def sim_h200_anchor_table():
     date = header_date(src("h200_anchors"))
-    lines = ["", f"`simulator/validate/h200_anchors/` ({date}, `h200_anchors.py`: batch x N = 16384 unless N is larger, "
+    lines = ["", f"`experiments/results/h200/2026-12-01_f9ca3ea_sdpa_anchors/` ({date}, `h200_anchors.py`: batch x N = 16384 unless N is larger, "
              "16 heads, d = 128, bf16; the math backend's many kernels summed; `standard` is the textbook unfused "
              "algorithm, assumption 4):", "",
              "| backend, config | model | measured read | model read (regime) | model / measured | measured write "

@@ -7,6 +7,7 @@ Inputs (measured, committed, never edited):
   h200_ncu_l2.csv                  SDPA FlashAttention-2 forwards under ncu (run_ncu_l2.sh), N = 16k..256k
   h200_anchors/h200_sdpa_ncu.csv   flash and math forwards at batch * N = 16k (h200_anchors.py)
   h200_anchors/h200_sdpa_memory.csv  peak extra memory of forward+backward (h200_anchors.py)
+  (labels; the files are committed H200 runs under experiments/results/h200/, see INPUTS)
 Outputs (derived; `--check` is the ctest `simulator_model_vs_h200`, so a model change that is not
 written here fails the suite):
   model_vs_h200_dram.csv    one row per measured forward: compulsory, measured and modeled DRAM bytes
@@ -27,6 +28,14 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The measured inputs (committed H200 runs, experiments/results/h200/<tag>/), by the label their
+# rows carry in the `source` column of the outputs.
+REPO = os.path.dirname(os.path.dirname(HERE))
+INPUTS = {
+    "h200_ncu_l2.csv": "experiments/results/h200/2026-11-29_sdpa_ncu_l2/h200_ncu_l2.csv",
+    "h200_anchors/h200_sdpa_ncu.csv": "experiments/results/h200/2026-12-01_f9ca3ea_sdpa_anchors/h200_sdpa_ncu.csv",
+    "h200_anchors/h200_sdpa_memory.csv": "experiments/results/h200/2026-12-01_f9ca3ea_sdpa_anchors/h200_sdpa_memory.csv",
+}
 DRAM_INPUTS = ["h200_ncu_l2.csv", "h200_anchors/h200_sdpa_ncu.csv"]
 MEMORY_INPUT = "h200_anchors/h200_sdpa_memory.csv"
 DRAM_OUT = "model_vs_h200_dram.csv"
@@ -35,7 +44,7 @@ STRATEGY = {"flash": "fa2", "math": "standard"}
 
 
 def read_measured(path):
-    with open(os.path.join(HERE, path)) as f:
+    with open(os.path.join(REPO, INPUTS[path])) as f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
