@@ -2,8 +2,8 @@
 //
 // Plain C++ (no HIP/CUDA types), like launch.hpp, so the CLI, the C ABI, the Python module and the
 // tests can include it from any compiler. A backward variant file (bwd01_fa2_scalar.hip, ...)
-// defines <id>_supports, <id>_workspace_bytes and <id>_launch (IOATTN_DECLARE_BACKWARD below);
-// bwd_registry.cpp lists them in ladder order. Validation, poisoning and timing live in the
+// defines <id>_supports, <id>_workspace_bytes, <id>_launch and <id>_config
+// (IOATTN_DECLARE_BACKWARD below); bwd_registry.cpp lists them in ladder order. Validation, poisoning and timing live in the
 // backward harness (harness_bwd.hpp), the comparison with reference/ in check_bwd.hpp.
 //
 // A backward consumes the forward's saved state, O and LSE, so every backward names the forward
@@ -25,7 +25,7 @@
 #include <string_view>
 
 #include "ioattn/problem.hpp"
-#include "kernels/launch.hpp"  // LaunchStatus
+#include "kernels/launch.hpp"  // LaunchStatus, LaunchConfig
 
 namespace ioattn::kernels {
 
@@ -84,10 +84,19 @@ struct BackwardInfo {
   // so an unsupported problem never reaches a kernel.
   LaunchStatus (*launch)(const AttnProblem& p, const BackwardTensors& t, const BackwardOptions& opt,
                          void* workspace, void* stream) = nullptr;
+  // The configuration launch(p, opt) would use on the current device (LaunchConfig, launch.hpp),
+  // describing the backward's MAIN kernel, the K/V-outer one (grid_order "kv_bh_major" for bwd01);
+  // `launches` counts every launch of the backward (preprocess, main, dQ convert or dQ pass).
+  // Refuses exactly what launch refuses (same code path: kernels/launcher.hpp), and needs a GPU
+  // for the occupancy.
+  LaunchStatus (*config)(const AttnProblem& p, const BackwardOptions& opt, LaunchConfig& out) = nullptr;
 };
 
-// What a backward variant file defines: three free functions named after the variant id,
-// declared by this macro in the variant file and in bwd_registry.cpp.
+// What a backward variant file defines: four free functions named after the variant id, declared
+// by this macro in the variant file and in bwd_registry.cpp. As for a forward (IOATTN_DECLARE_VARIANT),
+// launch and config share one launch path written against kernels/launcher.hpp's Launcher:
+// Launcher::main for the K/V-outer kernel, Launcher::aux for every other launch; launch() runs it
+// with Launcher::enqueue(stream), config() with describe_launch() (bwd01_fa2_scalar.hip shows it).
 #define IOATTN_DECLARE_BACKWARD(id)                                                                \
   ::ioattn::kernels::LaunchStatus id##_supports(const ::ioattn::AttnProblem& p,                    \
                                                 const ::ioattn::kernels::BackwardOptions& opt);    \
@@ -95,7 +104,10 @@ struct BackwardInfo {
                                    const ::ioattn::kernels::BackwardOptions& opt);                 \
   ::ioattn::kernels::LaunchStatus id##_launch(                                                     \
       const ::ioattn::AttnProblem& p, const ::ioattn::kernels::BackwardTensors& t,                 \
-      const ::ioattn::kernels::BackwardOptions& opt, void* workspace, void* stream)
+      const ::ioattn::kernels::BackwardOptions& opt, void* workspace, void* stream);                \
+  ::ioattn::kernels::LaunchStatus id##_config(const ::ioattn::AttnProblem& p,                      \
+                                              const ::ioattn::kernels::BackwardOptions& opt,       \
+                                              ::ioattn::kernels::LaunchConfig& out)
 
 // All backward variants in ladder order (without nvcc: metadata only, every launch answers
 // "built without GPU support", as registry() does).

@@ -43,8 +43,12 @@
 // halved until it fits (on the H200 d = 256 keeps (32, 32): 140 KB; on AMD's 64 KiB LDS d = 128
 // runs (16, 32)).
 // Workspace: D (4 B Hq Nq, padded to 256 bytes) + dQ_accum (4 B Nq Hq d).
+// Launches: 3 (preprocess, K/V outer, dq_convert), all written once in run() below against the
+// Launcher (launcher.hpp), so config() reports the launched K/V-outer kernel: grid B*Hkv*Tc in
+// "kv_bh_major" order (launch.hpp), Bc*8 threads, the shared memory above.
 // Measured: not yet (no GPU run of the backward so far).
-// Run: build-gpu/verify/kernels/gpu_backward (the GPU property tests of every backward variant).
+// Run: build-gpu/verify/kernels/gpu_backward (the GPU property tests of every backward variant), or
+//   build-gpu/apps/ioattn run --backward --bwd-kernel bwd01_fa2_scalar --seqlen 1024 --dtype bf16 --check
 #include <algorithm>
 
 #include "kernels/bwd_scalar.hpp"
@@ -65,11 +69,13 @@ static_assert(tiles_of(128, {}) == Tiles{16, 32} && tiles_of(64, {}) == Tiles{32
 #endif
 
 // 1. D_i = rowsum(dO_i o O_i), one thread per row r = (b * Hq + h) * Nq + i (the LSE layout),
-// in the order of dP_ij = <dO_i, V_j> (sequential fp32, no FMA; why: bwd_scalar.hpp).
-// HBM traffic: dO, O read once (2 e Nq d), D written once (4 Nq).
+// in the order of dP_ij = <dO_i, V_j> (sequential fp32, no FMA; why: bwd_scalar.hpp). With a dQ
+// accumulator (dq_mode "atomic"; nullptr otherwise) the thread also zeroes that row of it, so the
+// atomics of step 2 start from 0 without a separate memset (the simulator's bwd_preprocess too).
+// HBM traffic: dO, O read once (2 e Nq d), D written once (4 Nq), dQ_accum written once (4 Nq d).
 template <class T>
 __global__ void bwd_preprocess_kernel(AttnView a, const T* __restrict__ g_O, const T* __restrict__ g_dO,
-                                      float* __restrict__ g_D) {
+                                      float* __restrict__ g_D, float* __restrict__ g_dQaccum) {
   const int64_t rows = a.batch * a.heads_q * a.seqlen_q;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += step) {
@@ -81,6 +87,8 @@ __global__ void bwd_preprocess_kernel(AttnView a, const T* __restrict__ g_O, con
     for (int64_t x = 0; x < a.head_dim; ++x)
       acc = __fadd_rn(acc, __fmul_rn(to_float(g_dO[off + x]), to_float(g_O[off + x])));  // HBM read: dO_i, O_i
     g_D[r] = acc;  // HBM write: D_i
+    if (g_dQaccum)
+      for (int64_t x = 0; x < a.head_dim; ++x) g_dQaccum[off + x] = 0.f;  // HBM write: dQ_accum_i = 0
   }
 }
 
@@ -224,35 +232,28 @@ unsigned stream_blocks(int64_t n) {
 }  // namespace
 
 LaunchStatus launch_kv_outer(const AttnProblem& p, const BackwardTensors& t, const Tiles& tiles,
-                             const Workspace& ws, bool dq_atomic, hipStream_t s) {
+                             const Workspace& ws, bool dq_atomic, const Launcher& L) {
   const AttnView a = AttnView::of(p);
   const int64_t blocks = p.batch * p.heads_kv * ((p.seqlen_k + tiles.bc - 1) / tiles.bc);
   const int smem = static_cast<int>(kv_outer_shared_bytes(tiles.br, tiles.bc, p.head_dim));
+  const MainKernel kv_outer{.br = tiles.br, .bc = tiles.bc, .stages = 1, .splits = 0, .grid_order = "kv_bh_major"};
+  float* dq_accum = dq_atomic ? ws.dq_accum : nullptr;
   return dispatch_dtype(p.dtype, [&]<class T>() -> LaunchStatus {
     const T* q = static_cast<const T*>(t.q);
     const T* d_o = static_cast<const T*>(t.d_o);
-    bwd_preprocess_kernel<T><<<stream_blocks(p.lse_elems()), kStreamThreads, 0, s>>>(
-        a, static_cast<const T*>(t.o), d_o, ws.D);
-    IOATTN_CHECK_LAUNCH();
-    if (dq_atomic)
-      IOATTN_CHECK(hipMemsetAsync(ws.dq_accum, 0, static_cast<std::size_t>(p.q_elems()) * sizeof(float), s));
+    if (auto e = L.aux(&bwd_preprocess_kernel<T>, dim3(stream_blocks(p.lse_elems())), kStreamThreads, 0, a,
+                       static_cast<const T*>(t.o), d_o, ws.D, dq_accum))
+      return e;
     if (auto e = scalar::dispatch_head_dim(p.head_dim, [&]<int kD>() -> LaunchStatus {
           auto* kernel = dq_atomic ? &kv_outer_kernel<T, kD, true> : &kv_outer_kernel<T, kD, false>;
-          IOATTN_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                           hipFuncAttributeMaxDynamicSharedMemorySize, smem));
-          kernel<<<static_cast<unsigned>(blocks), tiles.bc * kLanesPerRow, smem, s>>>(
-              a, tiles.br, tiles.bc, q, static_cast<const T*>(t.k), static_cast<const T*>(t.v), d_o, t.lse, ws.D,
-              ws.dq_accum, static_cast<T*>(t.dk), static_cast<T*>(t.dv));
-          IOATTN_CHECK_LAUNCH();
-          return std::nullopt;
+          return L.main(kv_outer, kernel, dim3(static_cast<unsigned>(blocks)), tiles.bc * kLanesPerRow, smem, a,
+                        tiles.br, tiles.bc, q, static_cast<const T*>(t.k), static_cast<const T*>(t.v), d_o, t.lse,
+                        static_cast<const float*>(ws.D), dq_accum, static_cast<T*>(t.dk), static_cast<T*>(t.dv));
         }))
       return e;
-    if (dq_atomic) {
-      dq_convert_kernel<T><<<stream_blocks(p.q_elems()), kStreamThreads, 0, s>>>(p.q_elems(), a.scale,
-                                                                                 ws.dq_accum, static_cast<T*>(t.dq));
-      IOATTN_CHECK_LAUNCH();
-    }
-    return std::nullopt;
+    if (!dq_atomic) return std::nullopt;
+    return L.aux(&dq_convert_kernel<T>, dim3(stream_blocks(p.q_elems())), kStreamThreads, 0, p.q_elems(), a.scale,
+                 static_cast<const float*>(dq_accum), static_cast<T*>(t.dq));
   });
 }
 
@@ -274,13 +275,27 @@ std::size_t bwd01_fa2_scalar_workspace_bytes(const AttnProblem& p, const Backwar
   return scalar_bwd::workspace_bytes(p, /*with_dq_accum=*/true);
 }
 
+namespace {
+
+// The launch path of launch() and config() (three launches; LaunchConfig describes the K/V-outer one).
+LaunchStatus run(const AttnProblem& p, const BackwardTensors& t, const BackwardOptions& opt, void* workspace,
+                 const Launcher& L) {
+  if (auto e = bwd01_fa2_scalar_supports(p, opt)) return e;
+  if (!L.describes())
+    if (auto e = scalar_bwd::check_pointers("bwd01_fa2_scalar", t, workspace)) return e;
+  return scalar_bwd::launch_kv_outer(p, t, scalar_bwd::tiles_of(p, opt),
+                                     scalar_bwd::Workspace::carve(workspace, p, true), /*dq_atomic=*/true, L);
+}
+
+}  // namespace
+
 LaunchStatus bwd01_fa2_scalar_launch(const AttnProblem& p, const BackwardTensors& t, const BackwardOptions& opt,
                                      void* workspace, void* stream) {
-  if (auto e = bwd01_fa2_scalar_supports(p, opt)) return e;
-  if (auto e = scalar_bwd::check_pointers("bwd01_fa2_scalar", t, workspace)) return e;
-  return scalar_bwd::launch_kv_outer(p, t, scalar_bwd::tiles_of(p, opt),
-                                     scalar_bwd::Workspace::carve(workspace, p, true), /*dq_atomic=*/true,
-                                     static_cast<hipStream_t>(stream));
+  return run(p, t, opt, workspace, Launcher::enqueue(stream));
+}
+
+LaunchStatus bwd01_fa2_scalar_config(const AttnProblem& p, const BackwardOptions& opt, LaunchConfig& out) {
+  return describe_launch(out, [&](const Launcher& L) { return run(p, {}, opt, nullptr, L); });
 }
 
 }  // namespace ioattn::kernels

@@ -26,8 +26,12 @@
 // masked rows: dQ = 0). Tiles: as bwd01; the dQ pass uses the same (Br, Bc) with Br*8 threads and
 // 4*(2*Br*(d+1) + 2*Bc*(d+1) + Br*(Bc+1)) bytes of shared memory (less than the K/V pass's).
 // Workspace: D only (4 B Hq Nq, padded to 256 bytes).
+// Launches: 3 (bwd01's preprocess and K/V-outer kernel, then the dQ pass), one launch path for
+// launch() and config() (run() below, against launcher.hpp's Launcher); the configuration
+// describes the K/V-outer kernel, as bwd01's.
 // Measured: not yet (no GPU run of the backward so far).
-// Run: build-gpu/verify/kernels/gpu_backward (its determinism check: 100 launches bit-identical).
+// Run: build-gpu/verify/kernels/gpu_backward (its determinism check: 100 launches bit-identical), or
+//   build-gpu/apps/ioattn run --backward --bwd-kernel bwd01b_fa2_scalar_dqpass --seqlen 1024 --check
 #include "kernels/bwd_scalar.hpp"
 
 namespace ioattn::kernels {
@@ -152,31 +156,41 @@ std::size_t bwd01b_fa2_scalar_dqpass_workspace_bytes(const AttnProblem& p, const
   return workspace_bytes(p, /*with_dq_accum=*/false);
 }
 
-LaunchStatus bwd01b_fa2_scalar_dqpass_launch(const AttnProblem& p, const BackwardTensors& t,
-                                             const BackwardOptions& opt, void* workspace, void* stream) {
+namespace {
+
+// The launch path of launch() and config() (three launches; LaunchConfig describes the K/V-outer one).
+LaunchStatus run(const AttnProblem& p, const BackwardTensors& t, const BackwardOptions& opt, void* workspace,
+                 const Launcher& L) {
   if (auto e = bwd01b_fa2_scalar_dqpass_supports(p, opt)) return e;
-  if (auto e = check_pointers("bwd01b_fa2_scalar_dqpass", t, workspace)) return e;
+  if (!L.describes())
+    if (auto e = check_pointers("bwd01b_fa2_scalar_dqpass", t, workspace)) return e;
   const Tiles tiles = tiles_of(p, opt);
   const Workspace ws = Workspace::carve(workspace, p, false);
-  auto s = static_cast<hipStream_t>(stream);
   // Preprocess (D) and the K/V-outer kernel with its dQ step off: dK, dV.
-  if (auto e = launch_kv_outer(p, t, tiles, ws, /*dq_atomic=*/false, s)) return e;
+  if (auto e = launch_kv_outer(p, t, tiles, ws, /*dq_atomic=*/false, L)) return e;
   // The dQ pass (reads D, written by the preprocess before it on the same stream).
   const AttnView a = AttnView::of(p);
   const int64_t blocks = p.batch * p.heads_q * ((p.seqlen_q + tiles.br - 1) / tiles.br);
   const int smem = static_cast<int>(dq_pass_shared_bytes(tiles.br, tiles.bc, p.head_dim));
   return dispatch_dtype(p.dtype, [&]<class T>() -> LaunchStatus {
     return scalar::dispatch_head_dim(p.head_dim, [&]<int kD>() -> LaunchStatus {
-      auto* kernel = &dq_pass_kernel<T, kD>;
-      IOATTN_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                       hipFuncAttributeMaxDynamicSharedMemorySize, smem));
-      kernel<<<static_cast<unsigned>(blocks), tiles.br * kLanesPerRow, smem, s>>>(
-          a, tiles.br, tiles.bc, static_cast<const T*>(t.q), static_cast<const T*>(t.k), static_cast<const T*>(t.v),
-          static_cast<const T*>(t.d_o), t.lse, ws.D, static_cast<T*>(t.dq));
-      IOATTN_CHECK_LAUNCH();
-      return std::nullopt;
+      return L.aux(&dq_pass_kernel<T, kD>, dim3(static_cast<unsigned>(blocks)), tiles.br * kLanesPerRow, smem, a,
+                   tiles.br, tiles.bc, static_cast<const T*>(t.q), static_cast<const T*>(t.k),
+                   static_cast<const T*>(t.v), static_cast<const T*>(t.d_o), t.lse, static_cast<const float*>(ws.D),
+                   static_cast<T*>(t.dq));
     });
   });
+}
+
+}  // namespace
+
+LaunchStatus bwd01b_fa2_scalar_dqpass_launch(const AttnProblem& p, const BackwardTensors& t,
+                                             const BackwardOptions& opt, void* workspace, void* stream) {
+  return run(p, t, opt, workspace, Launcher::enqueue(stream));
+}
+
+LaunchStatus bwd01b_fa2_scalar_dqpass_config(const AttnProblem& p, const BackwardOptions& opt, LaunchConfig& out) {
+  return describe_launch(out, [&](const Launcher& L) { return run(p, {}, opt, nullptr, L); });
 }
 
 }  // namespace ioattn::kernels

@@ -22,7 +22,7 @@ namespace ioattn::kernels {
 #define IOATTN_BWD_DECLARE(id, ...) IOATTN_DECLARE_BACKWARD(id);
 IOATTN_BWD_LADDER(IOATTN_BWD_DECLARE)
 #undef IOATTN_BWD_DECLARE
-#define IOATTN_BWD_OPS(id) &id##_supports, &id##_workspace_bytes, &id##_launch
+#define IOATTN_BWD_OPS(id) &id##_supports, &id##_workspace_bytes, &id##_launch, &id##_config
 #else
 namespace {
 constexpr const char* kNoGpu = "built without GPU support (nvcc was not found at configure time)";
@@ -31,8 +31,9 @@ std::size_t no_gpu_workspace(const AttnProblem&, const BackwardOptions&) { retur
 LaunchStatus no_gpu_launch(const AttnProblem&, const BackwardTensors&, const BackwardOptions&, void*, void*) {
   return kNoGpu;
 }
+LaunchStatus no_gpu_config(const AttnProblem&, const BackwardOptions&, LaunchConfig&) { return kNoGpu; }
 }  // namespace
-#define IOATTN_BWD_OPS(id) &no_gpu_supports, &no_gpu_workspace, &no_gpu_launch
+#define IOATTN_BWD_OPS(id) &no_gpu_supports, &no_gpu_workspace, &no_gpu_launch, &no_gpu_config
 #endif
 
 namespace {

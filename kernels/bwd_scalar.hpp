@@ -21,6 +21,7 @@
 #include <string>
 
 #include "kernels/backward.hpp"
+#include "kernels/launcher.hpp"     // Launcher, MainKernel
 #include "kernels/scalar_rows.hpp"  // kLanesPerRow, kCols, head_dim_bucket, dispatch_head_dim
 
 namespace ioattn::kernels::scalar_bwd {
@@ -94,8 +95,10 @@ inline std::size_t workspace_bytes(const AttnProblem& p, bool with_dq_accum) {
 struct Workspace {
   float* D = nullptr;         // (B, Hq, Nq)
   float* dq_accum = nullptr;  // (B, Nq, Hq, d) or nullptr
+  // A null `ws` (config(): nothing is launched) gives null regions.
   static Workspace carve(void* ws, const AttnProblem& p, bool with_dq_accum) {
     Workspace w;
+    if (!ws) return w;
     w.D = static_cast<float*>(ws);
     if (with_dq_accum) w.dq_accum = reinterpret_cast<float*>(static_cast<char*>(ws) + d_region_bytes(p));
     return w;
@@ -149,12 +152,13 @@ IOATTN_HD inline RowRange query_rows_seeing(const MaskSpec& m, int64_t j0, int64
   return {first, lo};
 }
 
-// ---- bwd01's launch, shared with bwd01b ---------------------------------------------------------
-// Enqueues on `stream`: the preprocess kernel (D_i), then the K/V-outer kernel (dK, dV; with
-// dq_atomic also dQ: the accumulator zeroed first, fp32 atomics, then the convert kernel).
-// Defined in bwd01_fa2_scalar.hip; the caller has checked the problem and the tiles.
+// ---- bwd01's launch path, shared with bwd01b -----------------------------------------------------
+// Through the Launcher L (launcher.hpp): the preprocess kernel (D_i; with dq_atomic it also zeroes
+// the dQ accumulator) as L.aux, the K/V-outer kernel (dK, dV; with dq_atomic also dQ by fp32
+// atomics) as L.main, with grid order "kv_bh_major", then with dq_atomic the convert kernel as
+// L.aux. Defined in bwd01_fa2_scalar.hip; the caller has checked the problem and the tiles.
 LaunchStatus launch_kv_outer(const AttnProblem& p, const BackwardTensors& t, const Tiles& tiles,
-                             const Workspace& ws, bool dq_atomic, hipStream_t stream);
+                             const Workspace& ws, bool dq_atomic, const Launcher& L);
 // A launch with a null tensor or workspace is refused before it reaches the device (one line
 // naming `who`). Defined in bwd01_fa2_scalar.hip.
 LaunchStatus check_pointers(const std::string& who, const BackwardTensors& t, const void* workspace);

@@ -1,8 +1,7 @@
 // kernels/harness.hip: device side of harness.hpp (buffers, poisoning, launch, events).
 #include "kernels/harness.hpp"
 
-#include <algorithm>
-
+#include "kernels/harness_device.hpp"
 #include "kernels/platform/platform.hpp"
 
 namespace ioattn::kernels {
@@ -43,12 +42,11 @@ struct DeviceRun::Impl {
   std::size_t kv_bytes() const { return static_cast<std::size_t>(p.kv_elems()) * elem; }
   std::size_t lse_bytes() const { return static_cast<std::size_t>(p.lse_elems()) * sizeof(float); }
 
-  // Every byte 0xFF: a NaN in fp32, fp16 and bf16 alike.
-  LaunchStatus poison() {
-    IOATTN_CHECK(hipMemset(o, 0xFF, q_bytes()));
-    IOATTN_CHECK(hipMemset(lse, 0xFF, lse_bytes()));
-    if (ws) IOATTN_CHECK(hipMemset(ws, 0xFF, ws_bytes));
-    return std::nullopt;
+  LaunchStatus launch() const { return kernel->launch(p, tensors(), opt, ws, nullptr); }
+  LaunchStatus poison() const {
+    if (auto e = device::poison(o, q_bytes())) return e;
+    if (auto e = device::poison(lse, lse_bytes())) return e;
+    return device::poison(ws, ws_bytes);
   }
 };
 
@@ -80,24 +78,6 @@ std::unique_ptr<DeviceRun> DeviceRun::create(const KernelInfo& kernel, const Att
 
 DeviceRun::~DeviceRun() = default;
 
-namespace {
-template <class T>
-LaunchStatus upload_as(void* dst, const std::vector<float>& src) {
-  std::vector<T> tmp(src.size());
-  std::transform(src.begin(), src.end(), tmp.begin(), [](float x) { return from_float<T>(x); });
-  IOATTN_CHECK(hipMemcpy(dst, tmp.data(), tmp.size() * sizeof(T), hipMemcpyHostToDevice));
-  return std::nullopt;
-}
-template <class T>
-LaunchStatus download_as(std::vector<float>& dst, const void* src, std::size_t n) {
-  std::vector<T> tmp(n);
-  IOATTN_CHECK(hipMemcpy(tmp.data(), src, n * sizeof(T), hipMemcpyDeviceToHost));
-  dst.resize(n);
-  std::transform(tmp.begin(), tmp.end(), dst.begin(), [](T x) { return to_float(x); });
-  return std::nullopt;
-}
-}  // namespace
-
 LaunchStatus DeviceRun::upload(const std::vector<float>& q, const std::vector<float>& k,
                                const std::vector<float>& v) {
   Impl& m = *impl_;
@@ -106,73 +86,38 @@ LaunchStatus DeviceRun::upload(const std::vector<float>& q, const std::vector<fl
       v.size() != static_cast<std::size_t>(m.p.kv_elems()))
     return "upload: tensor sizes do not match the problem (Q: batch*seqlen_q*heads_q*d, K/V: batch*seqlen_k*heads_kv*d)";
   return dispatch_dtype(m.p.dtype, [&]<class T>() -> LaunchStatus {
-    if (auto e = upload_as<T>(m.q, q)) return e;
-    if (auto e = upload_as<T>(m.k, k)) return e;
-    return upload_as<T>(m.v, v);
+    if (auto e = device::upload_as<T>(m.q, q)) return e;
+    if (auto e = device::upload_as<T>(m.k, k)) return e;
+    return device::upload_as<T>(m.v, v);
   });
 }
 
 LaunchStatus DeviceRun::run() {
   Impl& m = *impl_;
   if (auto e = m.poison()) return e;
-  if (auto e = m.kernel->launch(m.p, m.tensors(), m.opt, m.ws, nullptr)) return e;
-  IOATTN_CHECK(hipDeviceSynchronize());  // execution errors (bad address, ...) surface here
-  IOATTN_CHECK(hipGetLastError());
-  return std::nullopt;
+  if (auto e = m.launch()) return e;
+  return device::synchronize();
 }
 
 LaunchStatus DeviceRun::profile_once() {
   Impl& m = *impl_;
   if (auto e = m.poison()) return e;
-  IOATTN_CHECK(hipDeviceSynchronize());
-  IOATTN_CHECK(hipProfilerStart());
-  const LaunchStatus st = m.kernel->launch(m.p, m.tensors(), m.opt, m.ws, nullptr);
-  IOATTN_CHECK(hipDeviceSynchronize());
-  IOATTN_CHECK(hipProfilerStop());
-  return st;
+  return device::profile_launch([&] { return m.launch(); });
 }
 
 LaunchStatus DeviceRun::download(HostOutputs& out) const {
   const Impl& m = *impl_;
   if (auto e = dispatch_dtype(m.p.dtype, [&]<class T>() {
-        return download_as<T>(out.o, m.o, static_cast<std::size_t>(m.p.q_elems()));
+        return device::download_as<T>(out.o, m.o, static_cast<std::size_t>(m.p.q_elems()));
       }))
     return e;
-  return download_as<float>(out.lse, m.lse, static_cast<std::size_t>(m.p.lse_elems()));
+  return device::download_as<float>(out.lse, m.lse, static_cast<std::size_t>(m.p.lse_elems()));
 }
 
 LaunchStatus DeviceRun::time(int warmup, int iters, Timing& out) {
   Impl& m = *impl_;
-  if (iters < 1) return "time: --iters must be >= 1";
   if (auto e = m.poison()) return e;
-  for (int w = 0; w < warmup; ++w)
-    if (auto e = m.kernel->launch(m.p, m.tensors(), m.opt, m.ws, nullptr)) return e;
-  IOATTN_CHECK(hipDeviceSynchronize());
-  std::vector<hipEvent_t> ev(static_cast<std::size_t>(iters) + 1);
-  for (auto& e : ev) IOATTN_CHECK(hipEventCreate(&e));
-  auto destroy = [&] { for (auto& e : ev) (void)hipEventDestroy(e); };
-  LaunchStatus st;
-  IOATTN_CHECK(hipEventRecord(ev[0], nullptr));
-  for (int it = 0; it < iters && !st; ++it) {
-    st = m.kernel->launch(m.p, m.tensors(), m.opt, m.ws, nullptr);
-    if (!st && hipEventRecord(ev[static_cast<std::size_t>(it) + 1], nullptr) != hipSuccess) st = "hipEventRecord failed";
-  }
-  if (!st && hipDeviceSynchronize() != hipSuccess) st = std::string("kernel failed: ") + hipGetErrorString(hipGetLastError());
-  std::vector<double> ms;
-  for (int it = 0; it < iters && !st; ++it) {
-    float t = 0;
-    if (hipEventElapsedTime(&t, ev[static_cast<std::size_t>(it)], ev[static_cast<std::size_t>(it) + 1]) != hipSuccess)
-      st = "hipEventElapsedTime failed";
-    ms.push_back(t);
-  }
-  destroy();
-  if (st) return st;
-  std::sort(ms.begin(), ms.end());
-  out.iters = iters;
-  out.median_ms = ms[ms.size() / 2];
-  out.min_ms = ms.front();
-  out.max_ms = ms.back();
-  return std::nullopt;
+  return device::time_launches(warmup, iters, [&] { return m.launch(); }, out);
 }
 
 std::size_t DeviceRun::device_bytes() const {

@@ -2,8 +2,7 @@
 // poisoning, launch, events).
 #include "kernels/harness_bwd.hpp"
 
-#include <algorithm>
-
+#include "kernels/harness_device.hpp"
 #include "kernels/platform/platform.hpp"
 
 namespace ioattn::kernels {
@@ -34,37 +33,31 @@ struct BackwardRun::Impl {
   }
   LaunchStatus launch_backward() const { return bwd->launch(p, tensors(), opt, ws, nullptr); }
 
-  // Every byte 0xFF: a NaN in fp32, fp16 and bf16 alike.
   LaunchStatus poison_forward() const {
-    IOATTN_CHECK(hipMemset(o, 0xFF, q_bytes()));
-    IOATTN_CHECK(hipMemset(lse, 0xFF, lse_bytes()));
-    if (fwd_ws) IOATTN_CHECK(hipMemset(fwd_ws, 0xFF, fwd_ws_bytes));
-    return std::nullopt;
+    if (auto e = device::poison(o, q_bytes())) return e;
+    if (auto e = device::poison(lse, lse_bytes())) return e;
+    return device::poison(fwd_ws, fwd_ws_bytes);
   }
   LaunchStatus poison_backward() const {
-    IOATTN_CHECK(hipMemset(dq, 0xFF, q_bytes()));
-    IOATTN_CHECK(hipMemset(dk, 0xFF, kv_bytes()));
-    IOATTN_CHECK(hipMemset(dv, 0xFF, kv_bytes()));
-    if (ws) IOATTN_CHECK(hipMemset(ws, 0xFF, ws_bytes));
-    return std::nullopt;
-  }
-  static LaunchStatus synchronize() {
-    IOATTN_CHECK(hipDeviceSynchronize());  // execution errors (bad address, ...) surface here
-    IOATTN_CHECK(hipGetLastError());
-    return std::nullopt;
+    if (auto e = device::poison(dq, q_bytes())) return e;
+    if (auto e = device::poison(dk, kv_bytes())) return e;
+    if (auto e = device::poison(dv, kv_bytes())) return e;
+    return device::poison(ws, ws_bytes);
   }
 };
 
 std::unique_ptr<BackwardRun> BackwardRun::create(const BackwardInfo& bwd, const AttnProblem& p,
-                                                 const BackwardOptions& opt, LaunchStatus& status) {
+                                                 const BackwardOptions& opt, LaunchStatus& status,
+                                                 const KernelInfo* forward) {
   if ((status = bwd.supports(p, opt))) return nullptr;
-  const KernelInfo* fwd = find_kernel(bwd.pairs_with);
+  const KernelInfo* fwd = forward ? forward : find_kernel(bwd.pairs_with);
   if (!fwd) {
     status = std::string(bwd.name) + ": its paired forward " + std::string(bwd.pairs_with) + " is not registered";
     return nullptr;
   }
   if (auto why = fwd->supports(p, KernelOptions{})) {
-    status = std::string(bwd.name) + ": its paired forward " + std::string(fwd->name) + " refuses the problem: " + *why;
+    status = std::string(bwd.name) + ": its " + (forward ? "" : "paired ") + "forward " + std::string(fwd->name) +
+             " refuses the problem: " + *why;
     return nullptr;
   }
   if ((status = gpu_unavailable())) return nullptr;
@@ -92,24 +85,6 @@ std::unique_ptr<BackwardRun> BackwardRun::create(const BackwardInfo& bwd, const 
 
 BackwardRun::~BackwardRun() = default;
 
-namespace {
-template <class T>
-LaunchStatus upload_as(void* dst, const std::vector<float>& src) {
-  std::vector<T> tmp(src.size());
-  std::transform(src.begin(), src.end(), tmp.begin(), [](float x) { return from_float<T>(x); });
-  IOATTN_CHECK(hipMemcpy(dst, tmp.data(), tmp.size() * sizeof(T), hipMemcpyHostToDevice));
-  return std::nullopt;
-}
-template <class T>
-LaunchStatus download_as(std::vector<float>& dst, const void* src, std::size_t n) {
-  std::vector<T> tmp(n);
-  IOATTN_CHECK(hipMemcpy(tmp.data(), src, n * sizeof(T), hipMemcpyDeviceToHost));
-  dst.resize(n);
-  std::transform(tmp.begin(), tmp.end(), dst.begin(), [](T x) { return to_float(x); });
-  return std::nullopt;
-}
-}  // namespace
-
 LaunchStatus BackwardRun::upload(const std::vector<float>& q, const std::vector<float>& k,
                                  const std::vector<float>& v, const std::vector<float>& d_o) {
   Impl& m = *impl_;
@@ -118,10 +93,10 @@ LaunchStatus BackwardRun::upload(const std::vector<float>& q, const std::vector<
       k.size() != static_cast<std::size_t>(m.p.kv_elems()) || v.size() != static_cast<std::size_t>(m.p.kv_elems()))
     return "upload: tensor sizes do not match the problem (Q, dO: batch*seqlen_q*heads_q*d, K/V: batch*seqlen_k*heads_kv*d)";
   return dispatch_dtype(m.p.dtype, [&]<class T>() -> LaunchStatus {
-    if (auto e = upload_as<T>(m.q, q)) return e;
-    if (auto e = upload_as<T>(m.k, k)) return e;
-    if (auto e = upload_as<T>(m.v, v)) return e;
-    return upload_as<T>(m.d_o, d_o);
+    if (auto e = device::upload_as<T>(m.q, q)) return e;
+    if (auto e = device::upload_as<T>(m.k, k)) return e;
+    if (auto e = device::upload_as<T>(m.v, v)) return e;
+    return device::upload_as<T>(m.d_o, d_o);
   });
 }
 
@@ -130,7 +105,7 @@ LaunchStatus BackwardRun::forward() {
   m.have_forward = false;
   if (auto e = m.poison_forward()) return e;
   if (auto e = m.launch_forward()) return std::string(m.fwd->name) + " (paired forward): " + *e;
-  if (auto e = Impl::synchronize()) return e;
+  if (auto e = device::synchronize()) return e;
   m.have_forward = true;
   return std::nullopt;
 }
@@ -140,15 +115,15 @@ LaunchStatus BackwardRun::run() {
   if (!m.have_forward) return "run: the paired forward has not run on the current inputs (call forward() first)";
   if (auto e = m.poison_backward()) return e;
   if (auto e = m.launch_backward()) return e;
-  return Impl::synchronize();
+  return device::synchronize();
 }
 
 LaunchStatus BackwardRun::download(HostGrads& out) const {
   const Impl& m = *impl_;
   return dispatch_dtype(m.p.dtype, [&]<class T>() -> LaunchStatus {
-    if (auto e = download_as<T>(out.dq, m.dq, static_cast<std::size_t>(m.p.q_elems()))) return e;
-    if (auto e = download_as<T>(out.dk, m.dk, static_cast<std::size_t>(m.p.kv_elems()))) return e;
-    return download_as<T>(out.dv, m.dv, static_cast<std::size_t>(m.p.kv_elems()));
+    if (auto e = device::download_as<T>(out.dq, m.dq, static_cast<std::size_t>(m.p.q_elems()))) return e;
+    if (auto e = device::download_as<T>(out.dk, m.dk, static_cast<std::size_t>(m.p.kv_elems()))) return e;
+    return device::download_as<T>(out.dv, m.dv, static_cast<std::size_t>(m.p.kv_elems()));
   });
 }
 
@@ -156,55 +131,34 @@ LaunchStatus BackwardRun::download_forward(HostForwardState& out) const {
   const Impl& m = *impl_;
   if (!m.have_forward) return "download_forward: the paired forward has not run on the current inputs";
   if (auto e = dispatch_dtype(m.p.dtype, [&]<class T>() {
-        return download_as<T>(out.o, m.o, static_cast<std::size_t>(m.p.q_elems()));
+        return device::download_as<T>(out.o, m.o, static_cast<std::size_t>(m.p.q_elems()));
       }))
     return e;
-  return download_as<float>(out.lse, m.lse, static_cast<std::size_t>(m.p.lse_elems()));
+  return device::download_as<float>(out.lse, m.lse, static_cast<std::size_t>(m.p.lse_elems()));
 }
 
 LaunchStatus BackwardRun::time(TimedPass pass, int warmup, int iters, Timing& out) {
   Impl& m = *impl_;
-  if (iters < 1) return "time: --iters must be >= 1";
   if (pass == TimedPass::backward && !m.have_forward)
     return "time: the backward alone needs forward() on the current inputs first";
   auto once = [&]() -> LaunchStatus {
-    if (pass == TimedPass::forward_backward)
+    if (pass != TimedPass::backward)
       if (auto e = m.launch_forward()) return e;
+    if (pass == TimedPass::forward) return std::nullopt;
     return m.launch_backward();
   };
   if (auto e = m.poison_backward()) return e;
-  for (int w = 0; w < warmup; ++w)
-    if (auto e = once()) return e;
-  if (auto e = Impl::synchronize()) return e;
-  std::vector<hipEvent_t> ev(static_cast<std::size_t>(iters) + 1, nullptr);
-  LaunchStatus st;
-  for (auto& e : ev)
-    if (!st && hipEventCreate(&e) != hipSuccess) st = "hipEventCreate failed";
-  if (!st && hipEventRecord(ev[0], nullptr) != hipSuccess) st = "hipEventRecord failed";
-  for (int it = 0; it < iters && !st; ++it) {
-    st = once();
-    if (!st && hipEventRecord(ev[static_cast<std::size_t>(it) + 1], nullptr) != hipSuccess) st = "hipEventRecord failed";
-  }
-  if (!st && hipDeviceSynchronize() != hipSuccess)
-    st = std::string("kernel failed: ") + hipGetErrorString(hipGetLastError());
-  std::vector<double> ms;
-  for (int it = 0; it < iters && !st; ++it) {
-    float t = 0;
-    if (hipEventElapsedTime(&t, ev[static_cast<std::size_t>(it)], ev[static_cast<std::size_t>(it) + 1]) != hipSuccess)
-      st = "hipEventElapsedTime failed";
-    ms.push_back(t);
-  }
-  for (auto& e : ev)
-    if (e) (void)hipEventDestroy(e);
-  if (st) return st;
-  std::sort(ms.begin(), ms.end());
-  out.iters = iters;
-  out.median_ms = ms[ms.size() / 2];
-  out.min_ms = ms.front();
-  out.max_ms = ms.back();
-  // forward_backward ran the paired forward on the current inputs: O and LSE are valid now.
-  if (pass == TimedPass::forward_backward) m.have_forward = true;
+  if (auto e = device::time_launches(warmup, iters, once, out)) return e;
+  // forward and forward_backward ran the forward on the current inputs: O and LSE are valid now.
+  if (pass != TimedPass::backward) m.have_forward = true;
   return std::nullopt;
+}
+
+LaunchStatus BackwardRun::profile_once() {
+  Impl& m = *impl_;
+  if (!m.have_forward) return "profile_once: the forward has not run on the current inputs (call forward() first)";
+  if (auto e = m.poison_backward()) return e;
+  return device::profile_launch([&] { return m.launch_backward(); });
 }
 
 std::size_t BackwardRun::device_bytes() const {

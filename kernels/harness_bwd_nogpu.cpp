@@ -13,7 +13,7 @@ struct BackwardRun::Impl {
 };
 
 std::unique_ptr<BackwardRun> BackwardRun::create(const BackwardInfo&, const AttnProblem&, const BackwardOptions&,
-                                                 LaunchStatus& status) {
+                                                 LaunchStatus& status, const KernelInfo*) {
   status = kNoGpu;
   return nullptr;
 }
@@ -27,6 +27,7 @@ LaunchStatus BackwardRun::run() { return kNoGpu; }
 LaunchStatus BackwardRun::download(HostGrads&) const { return kNoGpu; }
 LaunchStatus BackwardRun::download_forward(HostForwardState&) const { return kNoGpu; }
 LaunchStatus BackwardRun::time(TimedPass, int, int, Timing&) { return kNoGpu; }
+LaunchStatus BackwardRun::profile_once() { return kNoGpu; }
 std::size_t BackwardRun::device_bytes() const { return 0; }
 const KernelInfo& BackwardRun::paired_forward() const { return impl_->none; }  // unreachable: create() fails
 

@@ -41,7 +41,8 @@ using LaunchStatus = std::optional<std::string>;
 
 // The launch configuration a variant REALLY uses for one (problem, options), as its launch path
 // resolves it (kernels/launcher.hpp: config() walks the same code as launch() without enqueuing).
-// Fields describe the variant's main kernel (v01: pass 1, the scores; v03b: the partial pass):
+// Fields describe the variant's main kernel (v01: pass 1, the scores; v03b: the partial pass; a
+// backward variant, backward.hpp: its K/V-outer kernel):
 //   br, bc       query rows / key columns per tile after defaults are resolved (0: no tile, v01)
 //   stages       depth of the K/V shared-memory pipeline (1: a single buffer, or none)
 //   threads      threads per CTA (block)
@@ -50,9 +51,9 @@ using LaunchStatus = std::optional<std::string>;
 //                calculator for the current device (so config() needs a GPU); never 0: a kernel of
 //                which no CTA fits is refused
 //   grid_x/y/z   grid of the main kernel
-//   launches     kernel launches per forward (v01: 3, v03b: 2, others 1)
+//   launches     kernel launches per forward (v01: 3, v03b: 2, others 1) or per backward (bwd01: 3)
 //   splits       key splits (split-KV; 0 for the others)
-//   grid_order   how CTA indices map onto (batch, head, query block), one word of:
+//   grid_order   how CTA indices map onto (batch, head, query block; key block in a backward), one of:
 //     bh_major          1-D grid, CTA = (b*Hq + h)*Tr + query_block: all query blocks of one head
 //                       are dispatched together (v03)
 //     bh_major_chunks   1-D grid, CTA = (b*Hq + h)*chunks + chunk, a chunk being kChunk = 8
@@ -64,6 +65,9 @@ using LaunchStatus = std::optional<std::string>;
 //     qblock_major_rev  as qblock_major, but CTA y computes query block Tr-1-y: the heavy (late,
 //                       under a causal mask) query blocks first (v05, v06)
 //     rows_strided      grid-stride loops over elements or rows; a CTA owns no tile (v01)
+//     kv_bh_major       1-D grid, CTA = (b*Hkv + h_kv)*Tc + key_block: all key blocks of one K/V
+//                       head are dispatched together, each CTA walking every query head of its
+//                       GQA group (the K/V-outer kernel of a backward: bwd01, bwd01b)
 struct LaunchConfig {
   int br = 0;
   int bc = 0;
