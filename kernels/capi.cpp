@@ -1,51 +1,84 @@
 // kernels/capi.cpp: the C ABI of the kernels (libioattn_capi.so), for Python's ctypes and any
 // other language. No C++ types cross it: plain integers, doubles, strings and device pointers.
 //
-//   int ioattn_forward(const char* kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim,
-//                      dtype ("fp32"|"fp16"|"bf16"), causal (0|1), window_left, window_right,
-//                      scale (<= 0: 1/sqrt(d)), br, bc, splits (0: defaults),
-//                      q, k, v, o, lse (device pointers, BSHD contiguous; lse fp32 (B, Hq, Nq)),
-//                      stream (cudaStream_t / hipStream_t, 0 = default))
-//   returns 0 on success, 2 for a refused problem (unknown kernel, bad field, unsupported shape),
-//   3 for a runtime error; ioattn_last_error() then holds one line naming the constraint or the
-//   error. The launch is asynchronous on `stream`, like any kernel; workspace (naive's S, FA1's
-//   m/l) is one grow-only device buffer kept for the process (ioattn_release_workspace() frees
-//   it), so calls on different streams at the same time are not supported.
+// The problem fields, in this order wherever they appear below ("...problem fields..."):
+//   kernel (a variant name), batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim (int64),
+//   dtype ("fp32"|"fp16"|"bf16"), causal (0|1), window_left, window_right (int64, -1 = unbounded)
 //
-//   int64_t ioattn_workspace_bytes(kernel, ...problem fields..., br, bc, splits): -1 when refused
-//   const char* ioattn_kernel_config(kernel, ...problem fields..., br, bc, splits): the launch
+// Forward (registry(), launch.hpp):
+//   int ioattn_forward(...problem fields..., double scale (<= 0: 1/sqrt(d)), int br, int bc,
+//                      int splits (0: defaults), q, k, v, o, lse (device pointers, BSHD contiguous;
+//                      lse fp32 (B, Hq, Nq)), stream (cudaStream_t / hipStream_t, 0 = default))
+//   int64_t ioattn_workspace_bytes(...problem fields..., br, bc, splits): -1 when refused
+//   const char* ioattn_kernel_config(...problem fields..., br, bc, splits): the launch
 //       configuration the kernel would use on the current device (LaunchConfig, launch.hpp), as
 //       "br=128;bc=128;stages=3;threads=256;smem_bytes=230400;ctas_per_sm=1;grid_x=256;grid_y=32;
 //        grid_z=1;launches=1;splits=0;grid_order=qblock_major_rev"
 //       (key=value pairs joined by ';', always these keys in this order); NULL when refused
-//   int ioattn_kernel_count(); const char* ioattn_kernel_name(int i); const char* ioattn_kernel_info(int i)
-//       (NULL for an index outside 0..count-1); void ioattn_release_workspace()
+//   int ioattn_kernel_count(); const char* ioattn_kernel_name(int i);
+//   const char* ioattn_kernel_info(int i): "strategy;dtypes;head_dims;tiles;idea"
+//
+// Backward (backward_registry(), backward.hpp; `kernel` names a backward variant):
+//   int ioattn_backward(...problem fields..., double scale (<= 0: 1/sqrt(d)), int br, int bc,
+//                       q, k, v, o, lse, d_o (in), dq, dk, dv (out), stream)
+//       dq like q, dk and dv like k (summed over the query heads of a GQA group); o and lse are
+//       the forward's (any registered forward: they share one output contract, problem.hpp; the
+//       variant's pairs_with is the forward it is tested with)
+//   int64_t ioattn_backward_workspace_bytes(...problem fields..., br, bc): -1 when refused
+//   const char* ioattn_backward_config(...problem fields..., br, bc): as ioattn_kernel_config, for
+//       the backward's MAIN kernel (the K/V-outer one); launches counts every launch of the
+//       backward (preprocess, main, dQ convert or dQ pass); NULL when refused
+//   int ioattn_backward_count(); const char* ioattn_backward_name(int i);
+//   const char* ioattn_backward_info(int i):
+//       "pairs_with;strategy;dq_mode;deterministic;dtypes;head_dims;idea" (deterministic 0 or 1)
+//
+//   const char* ioattn_last_error(); void ioattn_release_workspace()
+//
+// ioattn_forward and ioattn_backward return 0 on success, 2 for a refused call (unknown kernel, bad
+// field, unsupported shape, bad pointers), 3 for a runtime error (no GPU, allocation, launch);
+// ioattn_last_error() then holds one line naming the constraint or the error. The name and info
+// functions return NULL for an index outside 0..count-1. Launches are asynchronous on `stream`,
+// like any kernel. Workspace: two grow-only device buffers kept for the process, one for the
+// forward (naive's S, FA1's m/l, split-KV partials) and one for the backward (D = rowsum(dO o O),
+// the fp32 dQ accumulator), so a forward and a backward may be in flight together;
+// ioattn_release_workspace() frees both. Calls on different streams at the same time are not
+// supported (a later call may grow a buffer an earlier one still uses on another stream).
 //
 // What every entry point checks before anything reaches a kernel (one line in ioattn_last_error()
-// on refusal): kernel and dtype are non-null and known; causal is 0 or 1; br, bc, splits >= 0;
-// scale finite; the problem passes AttnProblem::validate() (sizes >= 1, heads_q divisible by
-// heads_kv, windows -1 or >= 0, size caps); the variant's supports(). ioattn_forward also checks
-// that the five pointers are non-null, that q, k, v, o are 16-byte aligned (the matrix-core
-// variants load 16 bytes at a time) and lse 4-byte aligned, and that o and lse overlap neither
-// each other nor q, k, v. What it cannot check: that the pointers are device memory of at least
-// the problem's sizes (python/ioattn.py checks the tensors).
+// on refusal): kernel and dtype are non-null and known (a backward name for the backward entry
+// points); causal is 0 or 1; br, bc (and splits) >= 0; scale finite; the problem passes
+// AttnProblem::validate() (sizes >= 1, heads_q divisible by heads_kv, windows -1 or >= 0, size
+// caps); the variant's supports(). The launches also check that every pointer is non-null, that
+// the tensors are 16-byte aligned (matrix-core variants load 16 bytes at a time) and lse 4-byte
+// aligned, and that no output overlaps another output or an input (forward: o, lse; backward: dq,
+// dk, dv). What they cannot check: that the pointers are device memory of at least the problem's
+// sizes (python/ioattn.py checks the tensors).
 // Strings returned (kernel name, info, config) stay valid until the next call of the same
 // function in the same thread.
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
+#include "kernels/backward.hpp"
+#include "kernels/harness.hpp"  // gpu_unavailable
 #include "kernels/launch.hpp"
 #include "kernels/platform/hip_on_cuda.hpp"
 
 namespace {
+using ioattn::AttnProblem;
+using ioattn::kernels::BackwardInfo;
+using ioattn::kernels::BackwardOptions;
+using ioattn::kernels::KernelInfo;
+using ioattn::kernels::KernelOptions;
+
 thread_local std::string g_last_error;
 thread_local std::string g_info;
 thread_local std::string g_config;
-void* g_ws = nullptr;         // the workspace, shared by all calls of this process
-std::size_t g_ws_bytes = 0;
 
 int fail(int code, std::string what) {
   g_last_error = std::move(what);
@@ -56,87 +89,200 @@ const char* fail_null(std::string what) {
   return nullptr;
 }
 
-std::string kernel_names() {
+// One grow-only device buffer kept for the process (no allocation per call, so a launch stays
+// asynchronous); growing it first waits for the kernels that may still use the old one.
+struct Workspace {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+
+  void release() {
+    if (ptr) (void)hipFree(ptr);
+    ptr = nullptr;
+    bytes = 0;
+  }
+  // nullopt when at least `need` bytes are there, else why not.
+  std::optional<std::string> reserve(std::size_t need) {
+    if (need <= bytes) return std::nullopt;
+    (void)hipDeviceSynchronize();
+    release();
+    const hipError_t e = hipMalloc(&ptr, need);
+    if (e != hipSuccess) {
+      (void)hipGetLastError();
+      ptr = nullptr;
+      const auto no_gpu = ioattn::kernels::gpu_unavailable();
+      return "cannot allocate the workspace (" + std::to_string(need) + " bytes): " +
+             (no_gpu ? *no_gpu : std::string(hipGetErrorString(e)));
+    }
+    bytes = need;
+    return std::nullopt;
+  }
+};
+Workspace g_fwd_ws;  // ioattn_forward's
+Workspace g_bwd_ws;  // ioattn_backward's
+
+// The two ladders, seen alike by the request code below.
+template <class Info>
+struct Ladder;
+template <>
+struct Ladder<KernelInfo> {
+  using Options = KernelOptions;
+  static constexpr const char* what = "kernel";
+  static constexpr const char* variant = "a variant";
+  static std::span<const KernelInfo> all() { return ioattn::kernels::registry(); }
+  static const KernelInfo* find(std::string_view n) { return ioattn::kernels::find_kernel(n); }
+};
+template <>
+struct Ladder<BackwardInfo> {
+  using Options = BackwardOptions;
+  static constexpr const char* what = "backward kernel";
+  static constexpr const char* variant = "a backward variant";
+  static std::span<const BackwardInfo> all() { return ioattn::kernels::backward_registry(); }
+  static const BackwardInfo* find(std::string_view n) { return ioattn::kernels::find_backward(n); }
+};
+
+template <class Info>
+std::string names_of() {
   std::string names;
-  for (const auto& k : ioattn::kernels::registry()) names += (names.empty() ? "" : ", ") + std::string(k.name);
+  for (const auto& k : Ladder<Info>::all()) names += (names.empty() ? "" : ", ") + std::string(k.name);
   return names;
 }
 
+// Variant i of a ladder, or NULL with the last error set.
+template <class Info>
+const Info* at(int i) {
+  const auto reg = Ladder<Info>::all();
+  if (i >= 0 && static_cast<std::size_t>(i) < reg.size()) return &reg[static_cast<std::size_t>(i)];
+  g_last_error = std::string(Ladder<Info>::what) + " index must be in 0.." + std::to_string(reg.size() - 1) +
+                 " (got " + std::to_string(i) + ")";
+  return nullptr;
+}
+
 // A variant's message, prefixed with its name unless it already starts with it.
-std::string named(const ioattn::kernels::KernelInfo& k, const std::string& what) {
+template <class Info>
+std::string named(const Info& k, const std::string& what) {
   return what.starts_with(k.name) ? what : std::string(k.name) + ": " + what;
 }
 
-// What every entry point receives, once checked: the variant, the problem, the options.
-struct Request {
-  const ioattn::kernels::KernelInfo* info = nullptr;
-  ioattn::AttnProblem p;
-  ioattn::kernels::KernelOptions opt;
+std::optional<std::string> bad_tiles(const KernelOptions& o) {
+  if (o.br >= 0 && o.bc >= 0 && o.splits >= 0) return std::nullopt;
+  return "br, bc and splits must be >= 0 (0: the variant's default; got " + std::to_string(o.br) + ", " +
+         std::to_string(o.bc) + ", " + std::to_string(o.splits) + ")";
+}
+std::optional<std::string> bad_tiles(const BackwardOptions& o) {
+  if (o.br >= 0 && o.bc >= 0) return std::nullopt;
+  return "br and bc must be >= 0 (0: the variant's default; got " + std::to_string(o.br) + ", " +
+         std::to_string(o.bc) + ")";
+}
+
+// The problem fields of the C ABI (the list at the top of this file) and the scale.
+struct Fields {
+  const char* kernel;
+  int64_t batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim;
+  const char* dtype;
+  int causal;
+  int64_t window_left, window_right;
+  double scale;  // <= 0: 1/sqrt(head_dim)
 };
 
-// The fields of the C ABI -> a checked Request (see the list at the top of this file); nullopt
-// when every check passed, else the one line for ioattn_last_error().
-std::optional<std::string> make_request(const char* kernel, int64_t batch, int64_t heads_q, int64_t heads_kv,
-                                        int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim, const char* dtype,
-                                        int causal, int64_t window_left, int64_t window_right, double scale,
-                                        int br, int bc, int splits, Request& r) {
+// What every entry point receives, once checked: the variant, the problem, the options.
+template <class Info>
+struct Request {
+  const Info* info = nullptr;
+  AttnProblem p;
+  typename Ladder<Info>::Options opt;
+};
+
+// The fields -> a checked Request (the checks listed at the top of this file); nullopt when every
+// check passed, else the one line for ioattn_last_error().
+template <class Info>
+std::optional<std::string> make_request(const Fields& f, const typename Ladder<Info>::Options& opt,
+                                        Request<Info>& r) {
   using namespace ioattn;
-  if (!kernel) return "kernel must name a variant (got NULL; known: " + kernel_names() + ")";
-  r.info = kernels::find_kernel(kernel);
-  if (!r.info) return "unknown kernel '" + std::string(kernel) + "' (known: " + kernel_names() + ")";
-  if (!dtype) return std::string("dtype must be fp32, fp16 or bf16 (got NULL)");
-  const auto dt = parse_dtype(dtype);
-  if (!dt) return "dtype must be fp32, fp16 or bf16 (got '" + std::string(dtype) + "')";
-  if (causal != 0 && causal != 1) return "causal must be 0 or 1 (got " + std::to_string(causal) + ")";
-  if (br < 0 || bc < 0 || splits < 0)
-    return "br, bc and splits must be >= 0 (0: the variant's default; got " + std::to_string(br) + ", " +
-           std::to_string(bc) + ", " + std::to_string(splits) + ")";
-  if (!std::isfinite(scale)) return std::string("scale must be finite (> 0, or <= 0 for 1/sqrt(head_dim))");
+  using L = Ladder<Info>;
+  if (!f.kernel)
+    return std::string(L::what) + " must name " + L::variant + " (got NULL; known: " + names_of<Info>() + ")";
+  r.info = L::find(f.kernel);
+  if (!r.info)
+    return "unknown " + std::string(L::what) + " '" + std::string(f.kernel) + "' (known: " + names_of<Info>() + ")";
+  if (!f.dtype) return std::string("dtype must be fp32, fp16 or bf16 (got NULL)");
+  const auto dt = parse_dtype(f.dtype);
+  if (!dt) return "dtype must be fp32, fp16 or bf16 (got '" + std::string(f.dtype) + "')";
+  if (f.causal != 0 && f.causal != 1) return "causal must be 0 or 1 (got " + std::to_string(f.causal) + ")";
+  if (auto e = bad_tiles(opt)) return e;
+  if (!std::isfinite(f.scale)) return std::string("scale must be finite (> 0, or <= 0 for 1/sqrt(head_dim))");
   // validate() multiplies batch by heads_q: keep the product inside int64 before it does.
-  if (batch > kMaxBatchHeads || heads_q > kMaxBatchHeads)
+  if (f.batch > kMaxBatchHeads || f.heads_q > kMaxBatchHeads)
     return "batch * heads_q must be <= " + std::to_string(kMaxBatchHeads);
   AttnProblem& p = r.p;
-  p.batch = batch;
-  p.heads_q = heads_q;
-  p.heads_kv = heads_kv;
-  p.seqlen_q = seqlen_q;
-  p.seqlen_k = seqlen_k;
-  p.head_dim = head_dim;
+  p.batch = f.batch;
+  p.heads_q = f.heads_q;
+  p.heads_kv = f.heads_kv;
+  p.seqlen_q = f.seqlen_q;
+  p.seqlen_k = f.seqlen_k;
+  p.head_dim = f.head_dim;
   p.dtype = *dt;
-  p.causal = causal == 1;
-  p.window_left = window_left;
-  p.window_right = window_right;
-  if (scale > 0) p.scale = scale;
+  p.causal = f.causal == 1;
+  p.window_left = f.window_left;
+  p.window_right = f.window_right;
+  if (f.scale > 0) p.scale = f.scale;
   if (auto e = p.validate()) return e;  // sizes >= 1, heads_q % heads_kv == 0, windows, caps
-  r.opt = kernels::KernelOptions{br, bc, splits};
+  r.opt = opt;
   if (auto e = r.info->supports(p, r.opt)) return named(*r.info, *e);
   return std::nullopt;
 }
 
-// [a, a + na) and [b, b + nb) share a byte.
-bool overlap(const void* a, std::size_t na, const void* b, std::size_t nb) {
-  const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
-  return x < y + nb && y < x + na;
+template <class Info>
+int64_t workspace_bytes_of(const Fields& f, const typename Ladder<Info>::Options& opt) {
+  Request<Info> r;
+  if (auto e = make_request(f, opt, r)) return fail(-1, *e);
+  return static_cast<int64_t>(r.info->workspace_bytes(r.p, r.opt));
 }
-bool aligned(const void* ptr, std::size_t to) { return reinterpret_cast<std::uintptr_t>(ptr) % to == 0; }
 
-// The pointers of ioattn_forward: non-null, aligned, outputs apart from everything else.
-std::optional<std::string> check_tensors(const ioattn::AttnProblem& p, const void* q, const void* k, const void* v,
-                                         const void* o, const float* lse) {
-  if (!q || !k || !v || !o || !lse) return std::string("q, k, v, o and lse must be device pointers (not null)");
-  if (!aligned(q, 16) || !aligned(k, 16) || !aligned(v, 16) || !aligned(o, 16))
-    return std::string("q, k, v and o must be 16-byte aligned");
-  if (!aligned(lse, 4)) return std::string("lse must be 4-byte aligned (fp32)");
-  const std::size_t e = ioattn::dtype_bytes(p.dtype);
-  const std::size_t q_bytes = static_cast<std::size_t>(p.q_elems()) * e;
-  const std::size_t kv_bytes = static_cast<std::size_t>(p.kv_elems()) * e;
-  const std::size_t lse_bytes = static_cast<std::size_t>(p.lse_elems()) * sizeof(float);
-  if (overlap(o, q_bytes, lse, lse_bytes)) return std::string("o and lse must not overlap");
-  for (const auto& [ptr, bytes] : {std::pair{q, q_bytes}, {k, kv_bytes}, {v, kv_bytes}})
-    if (overlap(o, q_bytes, ptr, bytes) || overlap(lse, lse_bytes, ptr, bytes))
-      return std::string("o and lse must not overlap q, k or v");
+template <class Info>
+const char* config_of(const Fields& f, const typename Ladder<Info>::Options& opt) {
+  Request<Info> r;
+  if (auto e = make_request(f, opt, r)) return fail_null(*e);
+  ioattn::kernels::LaunchConfig c;
+  if (auto e = r.info->config(r.p, r.opt, c)) return fail_null(named(*r.info, *e));
+  g_config = ioattn::kernels::format_config(c, ';');
+  return g_config.c_str();
+}
+
+// A device buffer a launch reads (input) or writes (output).
+struct Buffer {
+  const char* name;
+  const void* ptr;
+  std::size_t bytes;
+  std::size_t align;  // 16 for the tensors, 4 for the fp32 LSE
+};
+// [a, a + na) and [b, b + nb) share a byte.
+bool overlap(const Buffer& a, const Buffer& b) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a.ptr), y = reinterpret_cast<std::uintptr_t>(b.ptr);
+  return x < y + b.bytes && y < x + a.bytes;
+}
+// Every buffer non-null and aligned; every output apart from every other output and every input.
+std::optional<std::string> check_buffers(std::initializer_list<Buffer> inputs, std::initializer_list<Buffer> outputs) {
+  for (auto list : {inputs, outputs})
+    for (const Buffer& b : list) {
+      if (!b.ptr) return std::string(b.name) + " must be a device pointer (got null)";
+      if (reinterpret_cast<std::uintptr_t>(b.ptr) % b.align != 0)
+        return std::string(b.name) + " must be " + std::to_string(b.align) + "-byte aligned" +
+               (b.align == 4 ? " (fp32)" : " (the matrix-core variants load 16 bytes at a time)");
+    }
+  for (auto out = outputs.begin(); out != outputs.end(); ++out) {
+    for (auto other = outputs.begin(); other != out; ++other)
+      if (overlap(*out, *other))
+        return std::string(out->name) + " must not overlap " + other->name + " (both are outputs)";
+    for (const Buffer& in : inputs)
+      if (overlap(*out, in)) return std::string(out->name) + " must not overlap the input " + in.name;
+  }
   return std::nullopt;
 }
+
+std::size_t q_bytes(const AttnProblem& p) { return static_cast<std::size_t>(p.q_elems()) * ioattn::dtype_bytes(p.dtype); }
+std::size_t kv_bytes(const AttnProblem& p) { return static_cast<std::size_t>(p.kv_elems()) * ioattn::dtype_bytes(p.dtype); }
+std::size_t lse_bytes(const AttnProblem& p) { return static_cast<std::size_t>(p.lse_elems()) * sizeof(float); }
+
 }  // namespace
 
 extern "C" {
@@ -145,28 +291,25 @@ const char* ioattn_last_error() { return g_last_error.c_str(); }
 
 void ioattn_release_workspace() {
   (void)hipDeviceSynchronize();
-  if (g_ws) (void)hipFree(g_ws);
-  g_ws = nullptr;
-  g_ws_bytes = 0;
+  g_fwd_ws.release();
+  g_bwd_ws.release();
 }
+
+// ---- forward ----------------------------------------------------------------------------------
 
 int ioattn_kernel_count() { return static_cast<int>(ioattn::kernels::registry().size()); }
 
 const char* ioattn_kernel_name(int i) {
-  const auto reg = ioattn::kernels::registry();
-  if (i < 0 || static_cast<std::size_t>(i) >= reg.size())
-    return fail_null("kernel index must be in 0.." + std::to_string(reg.size() - 1) + " (got " + std::to_string(i) + ")");
-  return reg[static_cast<std::size_t>(i)].name.data();
+  const KernelInfo* k = at<KernelInfo>(i);
+  return k ? k->name.data() : nullptr;
 }
 
 // "strategy;dtypes;head_dims;tiles;idea" of variant i.
 const char* ioattn_kernel_info(int i) {
-  const auto reg = ioattn::kernels::registry();
-  if (i < 0 || static_cast<std::size_t>(i) >= reg.size())
-    return fail_null("kernel index must be in 0.." + std::to_string(reg.size() - 1) + " (got " + std::to_string(i) + ")");
-  const auto& k = reg[static_cast<std::size_t>(i)];
-  g_info = std::string(k.strategy) + ";" + std::string(k.dtypes) + ";" + std::string(k.head_dims) + ";" +
-           (k.takes_tile_sizes ? "br,bc" : "-") + ";" + std::string(k.idea);
+  const KernelInfo* k = at<KernelInfo>(i);
+  if (!k) return nullptr;
+  g_info = std::string(k->strategy) + ";" + std::string(k->dtypes) + ";" + std::string(k->head_dims) + ";" +
+           (k->takes_tile_sizes ? "br,bc" : "-") + ";" + std::string(k->idea);
   return g_info.c_str();
 }
 
@@ -175,11 +318,9 @@ const char* ioattn_kernel_info(int i) {
 int64_t ioattn_workspace_bytes(const char* kernel, int64_t batch, int64_t heads_q, int64_t heads_kv,
                                int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim, const char* dtype,
                                int causal, int64_t window_left, int64_t window_right, int br, int bc, int splits) {
-  Request r;
-  if (auto e = make_request(kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal,
-                            window_left, window_right, 0.0, br, bc, splits, r))
-    return fail(-1, *e);
-  return static_cast<int64_t>(r.info->workspace_bytes(r.p, r.opt));
+  return workspace_bytes_of<KernelInfo>(
+      {kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window_left, window_right, 0.0},
+      {br, bc, splits});
 }
 
 // The launch configuration (format at the top of this file); NULL when refused.
@@ -187,42 +328,93 @@ const char* ioattn_kernel_config(const char* kernel, int64_t batch, int64_t head
                                  int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim, const char* dtype,
                                  int causal, int64_t window_left, int64_t window_right, int br, int bc,
                                  int splits) {
-  Request r;
-  if (auto e = make_request(kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal,
-                            window_left, window_right, 0.0, br, bc, splits, r))
-    return fail_null(*e);
-  ioattn::kernels::LaunchConfig c;
-  if (auto e = r.info->config(r.p, r.opt, c)) return fail_null(named(*r.info, *e));
-  g_config = ioattn::kernels::format_config(c, ';');
-  return g_config.c_str();
+  return config_of<KernelInfo>(
+      {kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window_left, window_right, 0.0},
+      {br, bc, splits});
 }
 
 int ioattn_forward(const char* kernel, int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t seqlen_q,
                    int64_t seqlen_k, int64_t head_dim, const char* dtype, int causal, int64_t window_left,
                    int64_t window_right, double scale, int br, int bc, int splits, const void* q, const void* k,
                    const void* v, void* o, float* lse, void* stream) {
-  Request r;
-  if (auto e = make_request(kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal,
-                            window_left, window_right, scale, br, bc, splits, r))
+  Request<KernelInfo> r;
+  if (auto e = make_request<KernelInfo>(
+          {kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window_left, window_right,
+           scale},
+          {br, bc, splits}, r))
     return fail(2, *e);
-  if (auto e = check_tensors(r.p, q, k, v, o, lse)) return fail(2, *e);
-  const auto* info = r.info;
-  // Workspace: one grow-only device buffer per process (no allocation per call, so the launch
-  // stays asynchronous); growing it first waits for the kernels that may still use the old one.
-  const std::size_t ws_bytes = info->workspace_bytes(r.p, r.opt);
-  if (ws_bytes > g_ws_bytes) {
-    (void)hipDeviceSynchronize();
-    if (g_ws) (void)hipFree(g_ws);
-    g_ws = nullptr;
-    g_ws_bytes = 0;
-    if (hipMalloc(&g_ws, ws_bytes) != hipSuccess) {
-      (void)hipGetLastError();
-      return fail(3, std::string(info->name) + ": cannot allocate the workspace (" + std::to_string(ws_bytes) + " bytes)");
-    }
-    g_ws_bytes = ws_bytes;
-  }
-  auto st = info->launch(r.p, {q, k, v, o, lse}, r.opt, ws_bytes ? g_ws : nullptr, stream);
-  if (st) return fail(3, named(*info, *st));
+  const AttnProblem& p = r.p;
+  if (auto e = check_buffers({{"q", q, q_bytes(p), 16}, {"k", k, kv_bytes(p), 16}, {"v", v, kv_bytes(p), 16}},
+                             {{"o", o, q_bytes(p), 16}, {"lse", lse, lse_bytes(p), 4}}))
+    return fail(2, *e);
+  const std::size_t ws_bytes = r.info->workspace_bytes(p, r.opt);
+  if (auto e = g_fwd_ws.reserve(ws_bytes)) return fail(3, named(*r.info, *e));
+  if (auto e = r.info->launch(p, {q, k, v, o, lse}, r.opt, ws_bytes ? g_fwd_ws.ptr : nullptr, stream))
+    return fail(3, named(*r.info, *e));
+  return 0;
+}
+
+// ---- backward ---------------------------------------------------------------------------------
+
+int ioattn_backward_count() { return static_cast<int>(ioattn::kernels::backward_registry().size()); }
+
+const char* ioattn_backward_name(int i) {
+  const BackwardInfo* k = at<BackwardInfo>(i);
+  return k ? k->name.data() : nullptr;
+}
+
+// "pairs_with;strategy;dq_mode;deterministic;dtypes;head_dims;idea" of backward variant i.
+const char* ioattn_backward_info(int i) {
+  const BackwardInfo* k = at<BackwardInfo>(i);
+  if (!k) return nullptr;
+  g_info = std::string(k->pairs_with) + ";" + std::string(k->strategy) + ";" + std::string(k->dq_mode) + ";" +
+           (k->deterministic ? "1" : "0") + ";" + std::string(k->dtypes) + ";" + std::string(k->head_dims) + ";" +
+           std::string(k->idea);
+  return g_info.c_str();
+}
+
+// Device bytes ioattn_backward allocates for this problem beyond its tensors (D, the fp32 dQ
+// accumulator); -1 when refused.
+int64_t ioattn_backward_workspace_bytes(const char* kernel, int64_t batch, int64_t heads_q, int64_t heads_kv,
+                                        int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim, const char* dtype,
+                                        int causal, int64_t window_left, int64_t window_right, int br, int bc) {
+  return workspace_bytes_of<BackwardInfo>(
+      {kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window_left, window_right, 0.0},
+      {br, bc});
+}
+
+// The backward's launch configuration (its K/V-outer kernel; format at the top); NULL when refused.
+const char* ioattn_backward_config(const char* kernel, int64_t batch, int64_t heads_q, int64_t heads_kv,
+                                   int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim, const char* dtype,
+                                   int causal, int64_t window_left, int64_t window_right, int br, int bc) {
+  return config_of<BackwardInfo>(
+      {kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window_left, window_right, 0.0},
+      {br, bc});
+}
+
+int ioattn_backward(const char* kernel, int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t seqlen_q,
+                    int64_t seqlen_k, int64_t head_dim, const char* dtype, int causal, int64_t window_left,
+                    int64_t window_right, double scale, int br, int bc, const void* q, const void* k, const void* v,
+                    const void* o, const float* lse, const void* d_o, void* dq, void* dk, void* dv, void* stream) {
+  Request<BackwardInfo> r;
+  if (auto e = make_request<BackwardInfo>(
+          {kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window_left, window_right,
+           scale},
+          {br, bc}, r))
+    return fail(2, *e);
+  const AttnProblem& p = r.p;
+  if (auto e = check_buffers({{"q", q, q_bytes(p), 16},
+                              {"k", k, kv_bytes(p), 16},
+                              {"v", v, kv_bytes(p), 16},
+                              {"o", o, q_bytes(p), 16},
+                              {"lse", lse, lse_bytes(p), 4},
+                              {"d_o", d_o, q_bytes(p), 16}},
+                             {{"dq", dq, q_bytes(p), 16}, {"dk", dk, kv_bytes(p), 16}, {"dv", dv, kv_bytes(p), 16}}))
+    return fail(2, *e);
+  const std::size_t ws_bytes = r.info->workspace_bytes(p, r.opt);
+  if (auto e = g_bwd_ws.reserve(ws_bytes)) return fail(3, named(*r.info, *e));
+  if (auto e = r.info->launch(p, {q, k, v, o, lse, d_o, dq, dk, dv}, r.opt, ws_bytes ? g_bwd_ws.ptr : nullptr, stream))
+    return fail(3, named(*r.info, *e));
   return 0;
 }
 
