@@ -157,6 +157,16 @@ const Info* at(int i) {
   return nullptr;
 }
 
+template <class Info>
+int count_of() {
+  return static_cast<int>(Ladder<Info>::all().size());
+}
+template <class Info>
+const char* name_at(int i) {
+  const Info* k = at<Info>(i);
+  return k ? k->name.data() : nullptr;
+}
+
 // A variant's message, prefixed with its name unless it already starts with it.
 template <class Info>
 std::string named(const Info& k, const std::string& what) {
@@ -297,12 +307,9 @@ void ioattn_release_workspace() {
 
 // ---- forward ----------------------------------------------------------------------------------
 
-int ioattn_kernel_count() { return static_cast<int>(ioattn::kernels::registry().size()); }
+int ioattn_kernel_count() { return count_of<KernelInfo>(); }
 
-const char* ioattn_kernel_name(int i) {
-  const KernelInfo* k = at<KernelInfo>(i);
-  return k ? k->name.data() : nullptr;
-}
+const char* ioattn_kernel_name(int i) { return name_at<KernelInfo>(i); }
 
 // "strategy;dtypes;head_dims;tiles;idea" of variant i.
 const char* ioattn_kernel_info(int i) {
@@ -356,12 +363,9 @@ int ioattn_forward(const char* kernel, int64_t batch, int64_t heads_q, int64_t h
 
 // ---- backward ---------------------------------------------------------------------------------
 
-int ioattn_backward_count() { return static_cast<int>(ioattn::kernels::backward_registry().size()); }
+int ioattn_backward_count() { return count_of<BackwardInfo>(); }
 
-const char* ioattn_backward_name(int i) {
-  const BackwardInfo* k = at<BackwardInfo>(i);
-  return k ? k->name.data() : nullptr;
-}
+const char* ioattn_backward_name(int i) { return name_at<BackwardInfo>(i); }
 
 // "pairs_with;strategy;dq_mode;deterministic;dtypes;head_dims;idea" of backward variant i.
 const char* ioattn_backward_info(int i) {
