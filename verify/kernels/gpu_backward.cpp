@@ -254,30 +254,6 @@ void named_case(const AttnProblem& p, uint64_t seed, Totals& t, double logit_std
   }
 }
 
-// Head dims the determinism check runs a variant at (as gpu_kernels): every listed one, or for
-// "any<=N" a representative few up to N (59: odd, not a multiple of 8).
-std::vector<int64_t> head_dims_to_check(std::string_view listed) {
-  std::vector<int64_t> dims;
-  if (listed.starts_with("any")) {
-    int64_t max_d = 320;
-    if (listed.starts_with("any<=")) max_d = std::strtoll(std::string(listed.substr(5)).c_str(), nullptr, 10);
-    for (int64_t d : {59, 64, 96, 128, 256, 320})
-      if (d <= max_d) dims.push_back(d);
-    return dims;
-  }
-  std::size_t pos = 0;
-  while (pos < listed.size()) {
-    const std::size_t comma = std::min(listed.find(',', pos), listed.size());
-    const std::string item(listed.substr(pos, comma - pos));
-    char* end = nullptr;
-    const int64_t d = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || d <= 0) return {};
-    dims.push_back(d);
-    pos = comma + 1;
-  }
-  return dims;
-}
-
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }

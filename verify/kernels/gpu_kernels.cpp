@@ -197,31 +197,6 @@ void named_case(const AttnProblem& p, uint64_t seed, Totals& t) {
   }
 }
 
-// Head dims the determinism check runs a variant at: every one its registry entry lists
-// ("64,128"), or for "any" / "any<=N" a representative few up to N (59: odd, not a multiple of 8;
-// 320: beyond the tiled variants' 256, for an unbounded "any"). Empty when the entry is unreadable.
-std::vector<int64_t> head_dims_to_check(std::string_view listed) {
-  std::vector<int64_t> dims;
-  if (listed.starts_with("any")) {
-    int64_t max_d = 320;
-    if (listed.starts_with("any<=")) max_d = std::strtoll(std::string(listed.substr(5)).c_str(), nullptr, 10);
-    for (int64_t d : {59, 64, 96, 128, 256, 320})
-      if (d <= max_d) dims.push_back(d);
-    return dims;
-  }
-  std::size_t pos = 0;
-  while (pos < listed.size()) {
-    const std::size_t comma = std::min(listed.find(',', pos), listed.size());
-    const std::string item(listed.substr(pos, comma - pos));
-    char* end = nullptr;
-    const int64_t d = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || d <= 0) return {};
-    dims.push_back(d);
-    pos = comma + 1;
-  }
-  return dims;
-}
-
 // The same inputs 100 times: bit-identical O and LSE (no race, no order-dependent reduction), at
 // every head dim the variant lists; the first run also passes the error rule. A listed head dim
 // the variant refuses in every dtype is a failure (the registry and supports() disagree).

@@ -2,6 +2,7 @@
 #include "arbitrary.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -143,6 +144,28 @@ std::string describe(const AttnProblem& p) {
                          ? fmt::format(" window=({},{})", p.window_left, p.window_right)
                          : std::string{},
                      p.scale ? fmt::format("{}", *p.scale) : std::string("default"));
+}
+
+std::vector<int64_t> head_dims_to_check(std::string_view listed) {
+  std::vector<int64_t> dims;
+  if (listed.starts_with("any")) {
+    int64_t max_d = 320;
+    if (listed.starts_with("any<=")) max_d = std::strtoll(std::string(listed.substr(5)).c_str(), nullptr, 10);
+    for (int64_t d : {59, 64, 96, 128, 256, 320})
+      if (d <= max_d) dims.push_back(d);
+    return dims;
+  }
+  std::size_t pos = 0;
+  while (pos < listed.size()) {
+    const std::size_t comma = std::min(listed.find(',', pos), listed.size());
+    const std::string item(listed.substr(pos, comma - pos));
+    char* end = nullptr;
+    const int64_t d = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || d <= 0) return {};
+    dims.push_back(d);
+    pos = comma + 1;
+  }
+  return dims;
 }
 
 }  // namespace ioattn::verify

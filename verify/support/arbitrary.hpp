@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <rapidcheck.h>
 
@@ -44,6 +46,11 @@ rc::Gen<double> gen_logit_std();
 void classify(const AttnProblem& p);
 // One line: "B=2 Hq=4 Hkv=2 Nq=113 Nk=17 d=59 fp16 causal window=(16,0) scale=default".
 std::string describe(const AttnProblem& p);
+
+// Head dims a GPU suite runs a kernel variant at, from its registry entry's head_dims: every one it
+// lists ("64,128"), or for "any" / "any<=N" a representative few up to N (59: odd, not a multiple
+// of 8; 320: beyond the tiled variants' 256, for an unbounded "any"). Empty when unreadable.
+std::vector<int64_t> head_dims_to_check(std::string_view listed);
 
 }  // namespace ioattn::verify
 
