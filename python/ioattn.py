@@ -1,19 +1,74 @@
-"""ioattn.py: run an ioattn GPU kernel on torch tensors through the C ABI (ctypes, nothing to build).
+"""ioattn.py: run ioattn's GPU kernels on torch tensors through the C ABI (ctypes, nothing to build),
+forward and backward, and as a PyTorch autograd op.
 
     import torch, ioattn
     q = torch.randn(2, 1024, 16, 128, device="cuda", dtype=torch.bfloat16)   # (batch, seqlen, heads, d)
     k, v = torch.randn_like(q), torch.randn_like(q)
+
+    # The autograd op (torch.library.custom_op; torch.compile traces it through its fake impls):
+    q.requires_grad_(); k.requires_grad_(); v.requires_grad_()
+    o = ioattn.attention(q, k, v, causal=True)          # best registered kernels for the problem
+    o.float().square().sum().backward()                  # q.grad, k.grad, v.grad by an ioattn backward
+
+    # The raw calls (no autograd; outputs may be preallocated):
     o, lse = ioattn.forward(q, k, v, kernel="v05_fa2_fast", causal=True)
-    # o: like q; lse: (batch, heads_q, seqlen_q) float32, natural log
+    dq, dk, dv = ioattn.backward(q, k, v, o, lse, torch.randn_like(o), causal=True)
 
-Layout is BSHD (batch, seqlen, heads, head_dim), contiguous, as kernels/launch.hpp and
+Layout is BSHD (batch, seqlen, heads, head_dim), as kernels/launch.hpp and
 include/ioattn/problem.hpp define it; torch's scaled_dot_product_attention takes BHSD, so compare
-with sdpa(q.transpose(1, 2), ...).transpose(1, 2) (python/example_compare_sdpa.py).
+with sdpa(q.transpose(1, 2), ...).transpose(1, 2) (python/example_compare_sdpa.py). causal is
+bottom-right aligned (query i sees key j when j <= i + Nk - Nq); window = (left, right) keeps
+keys in [i + Nk - Nq - left, i + Nk - Nq + right], -1 = unbounded on that side. A fully masked
+query row gives O = 0, LSE = -inf and zero gradients.
 
-Every argument of forward() is checked here before anything reaches the C ABI (the ABI sees only
-sizes and raw pointers, so a wrong shape would read or write out of bounds): a violation raises
-IoattnError(2, "<the constraint>"). kernels(), kernel_config() and workspace_bytes() work without
-torch installed.
+Functions
+  forward(q, k, v, kernel, causal, window, scale, br, bc, splits, out, lse) -> (o, lse)
+  backward(q, k, v, o, lse, d_o, kernel, causal, window, scale, br, bc, dq, dk, dv) -> (dq, dk, dv)
+      dQ, dK, dV have the shapes and dtype of q, k, v (dK, dV summed over the query heads of a GQA
+      group); o, d_o like q; lse fp32 (B, Hq, Nq), as forward wrote it.
+  attention(q, k, v, causal=False, window=(-1, -1), scale=None, kernel=None) -> o
+      the autograd op. kernel: None (choose both), a forward variant's name (the backward is
+      chosen), or a pair (forward or None, backward or None).
+  kernels(), backward_kernels(): the registries; kernel_config(), backward_config(): the launch a
+      problem gets; workspace_bytes(), backward_workspace_bytes(): device bytes beyond the tensors;
+      choose_forward(), choose_backward(): what kernel=None picks; register_ops(); release_workspace().
+
+Checks: every argument of forward() and backward() is checked here before anything reaches the
+C ABI (the ABI sees only sizes and raw pointers, so a wrong shape would read or write out of
+bounds), by one checker of the common problem (q, k, v, kernel, causal, window, scale, tiles)
+extended by each call's own tensors (forward: out, lse; backward: o, lse, d_o in, dq, dk, dv
+out): a violation raises IoattnError(2, "<the constraint>"). Inputs that are not contiguous are
+copied to contiguous tensors (same values); outputs given must be contiguous and share no byte
+with an input or another output. The C ABI checks again what it can (IoattnError(2) with its
+message) and reports runtime errors as IoattnError(3).
+
+Kernel choice (kernel=None; cached per problem signature: dtype, sizes, causal, window, device):
+  forward   the highest rung of the forward ladder (kernels(), in ladder order) whose supports()
+            accepts the problem, asked through ioattn_workspace_bytes (it refuses exactly what
+            supports() refuses); a launch refused with code 2 (e.g. a rung that needs another GPU
+            architecture) moves on to the next rung, remembered for that signature.
+  backward  the highest registered backward whose name is not a scalar rung (no "_scalar" in the
+            name) and that accepts the problem; else a deterministic scalar backward
+            (bwd01b_fa2_scalar_dqpass), else any that accepts it. Which forward wrote O and LSE does
+            not matter to a backward: every forward computes the same O and LSE (within rounding).
+
+The autograd op: attention() calls torch.ops.ioattn.attention_forward(q, k, v, causal,
+window_left, window_right, scale, kernel, backward_kernel) -> (o, lse); its setup_context saves
+q, k, v, o, lse (lse is marked non-differentiable: no gradient flows through the LSE output), its
+backward calls torch.ops.ioattn.attention_backward(d_o, q, k, v, o, lse, causal, window_left,
+window_right, scale, backward_kernel) -> (dq, dk, dv). Both ops have register_fake impls (shapes
+only) so torch.compile(fullgraph=True) traces them; an empty kernel string means "choose", done
+in the real impl at run time with the concrete shapes. scale 0.0 in the op means 1/sqrt(d). The
+ops are registered on first use of attention() (or by register_ops()); under torch.compile,
+register them before the first compiled call (call register_ops() or attention() once eagerly):
+registering inside a trace is refused with that message.
+
+torch is imported only where a function needs it: `import ioattn`, kernels(), backward_kernels(),
+the config, workspace and choice queries work without torch installed.
+
+The launches are asynchronous on torch's current CUDA stream of q's device. The C ABI keeps two
+grow-only workspaces per process, one for the forwards and one for the backwards
+(release_workspace() frees both): calls on different streams at the same time are not supported.
 
 The shared library is found through $IOATTN_CAPI, else build-gpu/kernels/libioattn_capi.so or
 build/kernels/libioattn_capi.so beside this repository's python/ folder.
@@ -22,12 +77,14 @@ import ctypes
 import math
 import numbers
 import os
+import typing
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parent.parent
 _DTYPES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16"}
 _INT64_MAX = 2**63 - 1
 _INT32_MAX = 2**31 - 1
+DEFAULT_BACKWARD = "bwd01b_fa2_scalar_dqpass"
 
 
 class IoattnError(RuntimeError):
@@ -73,8 +130,29 @@ def _load():
         lib.ioattn_kernel_info.argtypes = [ctypes.c_int]
         lib.ioattn_release_workspace.restype = None
         lib.ioattn_release_workspace.argtypes = []
+        if hasattr(lib, "ioattn_backward"):  # absent from libraries built before the backward
+            # problem + scale, br, bc + q, k, v, o, lse, d_o, dq, dk, dv, stream
+            lib.ioattn_backward.restype = ctypes.c_int
+            lib.ioattn_backward.argtypes = _PROBLEM + [ctypes.c_double, i32, i32] + [vp] * 10
+            lib.ioattn_backward_workspace_bytes.restype = ctypes.c_int64
+            lib.ioattn_backward_workspace_bytes.argtypes = _PROBLEM + [i32, i32]
+            lib.ioattn_backward_config.restype = ctypes.c_char_p
+            lib.ioattn_backward_config.argtypes = _PROBLEM + [i32, i32]
+            lib.ioattn_backward_count.restype = ctypes.c_int
+            lib.ioattn_backward_count.argtypes = []
+            lib.ioattn_backward_name.restype = ctypes.c_char_p
+            lib.ioattn_backward_name.argtypes = [ctypes.c_int]
+            lib.ioattn_backward_info.restype = ctypes.c_char_p
+            lib.ioattn_backward_info.argtypes = [ctypes.c_int]
         _lib = lib
     return _lib
+
+
+def _load_backward():
+    lib = _load()
+    if not hasattr(lib, "ioattn_backward"):
+        raise IoattnError(2, "this libioattn_capi.so has no ioattn_backward (rebuild it)")
+    return lib
 
 
 def _last_error(lib):
@@ -83,7 +161,7 @@ def _last_error(lib):
 
 
 def kernels():
-    """{name: {strategy, dtypes, head_dims, tiles, idea}} for every registered variant, in ladder order."""
+    """{name: {strategy, dtypes, head_dims, tiles, idea}} for every registered forward variant, in ladder order."""
     lib = _load()
     out = {}
     for i in range(lib.ioattn_kernel_count()):
@@ -93,8 +171,22 @@ def kernels():
     return out
 
 
+def backward_kernels():
+    """{name: {pairs_with, strategy, dq_mode, deterministic (bool), dtypes, head_dims, idea}} for every
+    registered backward variant, in ladder order."""
+    lib = _load_backward()
+    out = {}
+    for i in range(lib.ioattn_backward_count()):
+        pairs, strategy, dq_mode, det, dtypes, head_dims, idea = lib.ioattn_backward_info(i).decode().split(";", 6)
+        out[lib.ioattn_backward_name(i).decode()] = dict(
+            pairs_with=pairs, strategy=strategy, dq_mode=dq_mode,
+            deterministic=det.strip().lower() in ("1", "true", "yes", "deterministic"),
+            dtypes=dtypes, head_dims=head_dims, idea=idea)
+    return out
+
+
 def release_workspace():
-    """Free the workspace the library keeps between calls (it only grows)."""
+    """Free the workspaces the library keeps between calls (they only grow)."""
     _load().ioattn_release_workspace()
 
 
@@ -108,6 +200,14 @@ def _problem_args(kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim
             raise IoattnError(2, f"{name} must be an int (got {x!r})")
     window = _check_window(window)
     return [kernel.encode(), *(int(x) for x in sizes.values()), dtype.encode(), int(bool(causal)), *window]
+
+
+def _parse_config(text):
+    config = {}
+    for item in text.decode().split(";"):
+        key, _, value = item.partition("=")
+        config[key] = value if key == "grid_order" or not value.lstrip("-").isdigit() else int(value)
+    return config
 
 
 def workspace_bytes(kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal=False,
@@ -133,17 +233,137 @@ def kernel_config(kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim
                                                    dtype, causal, window), *_check_tiles(br, bc, splits))
     if text is None:
         raise IoattnError(2, _last_error(lib))
-    config = {}
-    for item in text.decode().split(";"):
-        key, _, value = item.partition("=")
-        config[key] = value if key == "grid_order" or not value.lstrip("-").isdigit() else int(value)
-    return config
+    return _parse_config(text)
+
+
+def backward_workspace_bytes(kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal=False,
+                             window=(-1, -1), br=0, bc=0):
+    """Device bytes a backward needs beyond its tensors: D = rowsum(dO o O) and, for an atomic-dQ
+    backward, the fp32 dQ accumulator. Raises IoattnError(2, reason) when the kernel refuses."""
+    lib = _load_backward()
+    n = lib.ioattn_backward_workspace_bytes(*_problem_args(kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k,
+                                                           head_dim, dtype, causal, window),
+                                            *_check_tiles(br, bc, 0)[:2])
+    if n < 0:
+        raise IoattnError(2, _last_error(lib))
+    return n
+
+
+def backward_config(kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal=False,
+                    window=(-1, -1), br=0, bc=0):
+    """The launch a backward of this problem makes (the keys of kernel_config(); `launches` counts
+    every kernel of the backward: preprocess, main, dQ pass or convert). Raises IoattnError(2)."""
+    lib = _load_backward()
+    text = lib.ioattn_backward_config(*_problem_args(kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim,
+                                                     dtype, causal, window), *_check_tiles(br, bc, 0)[:2])
+    if text is None:
+        raise IoattnError(2, _last_error(lib))
+    return _parse_config(text)
+
+
+# ---- kernel choice (kernel=None) ----------------------------------------------------------------------
+
+_choice = {}  # (pass, dtype, sizes, causal, window, device) -> name
+_refused_at_launch = {}  # the key of _choice -> {name: message} of launches refused (code 2)
+
+
+def _is_scalar_rung(name):
+    return "_scalar" in name
+
+
+def _backward_order(registered):
+    """Backward names in the order choose_backward tries them (see the module docstring)."""
+    names = list(registered)
+    fast = [n for n in reversed(names) if not _is_scalar_rung(n)]
+    det = [n for n in reversed(names) if _is_scalar_rung(n) and registered[n]["deterministic"]]
+    rest = [n for n in reversed(names) if n not in fast and n not in det]
+    return fast + det + rest
+
+
+def _choose(which, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window, device=None):
+    _problem_args("", batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window)  # types
+    key = (which, dtype, int(batch), int(heads_q), int(heads_kv), int(seqlen_q), int(seqlen_k), int(head_dim),
+           bool(causal), *_check_window(window), device)
+    if key in _choice:
+        return _choice[key]
+    if which == "fwd":
+        order, probe = list(reversed(list(kernels()))), workspace_bytes
+    else:
+        order, probe = _backward_order(backward_kernels()), backward_workspace_bytes
+    skip = _refused_at_launch.get(key, {})
+    reasons = []
+    for name in order:
+        if name in skip:
+            reasons.append(f"refused at launch: {skip[name]}")
+            continue
+        try:
+            probe(name, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window)
+        except IoattnError as e:
+            reasons.append(str(e).splitlines()[0])
+            continue
+        _choice[key] = name
+        return name
+    what = "forward" if which == "fwd" else "backward"
+    raise IoattnError(2, f"no registered {what} kernel supports {dtype} B={batch} Hq={heads_q} Hkv={heads_kv} "
+                         f"Nq={seqlen_q} Nk={seqlen_k} d={head_dim} causal={int(bool(causal))} window={tuple(window)} "
+                         f"({'; '.join(reasons) or 'none registered'})")
+
+
+def choose_forward(batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal=False, window=(-1, -1),
+                   device=None):
+    """The forward variant kernel=None runs for this problem (dtype: "fp32"|"fp16"|"bf16"). device: the
+    CUDA device index whose launch refusals count (attention() on that device remembers them);
+    None: the registry's answer alone."""
+    return _choose("fwd", batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window, device)
+
+
+def choose_backward(batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal=False, window=(-1, -1),
+                    device=None):
+    """The backward variant kernel=None runs for this problem (device: as for choose_forward)."""
+    return _choose("bwd", batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window, device)
+
+
+def _problem_of(q, k):
+    b, nq, hq, d = (int(x) for x in q.shape)
+    return b, hq, int(k.shape[2]), nq, int(k.shape[1]), d, _DTYPES[str(q.dtype)]
+
+
+def _device_index(t):
+    return t.device.index if t.device.index is not None else -1
+
+
+def choose_kernels(q, k, causal=False, window=(-1, -1)):
+    """(forward, backward) names that attention(kernel=None) runs for tensors q, k (BSHD) on their device."""
+    p, dev = _problem_of(q, k), _device_index(q)
+    return _choose("fwd", *p, causal, window, device=dev), _choose("bwd", *p, causal, window, device=dev)
+
+
+def _run_auto(which, q, k, causal, window, call):
+    """call(name) with the chosen kernel (the arguments already checked); a launch refused with
+    code 2 (the ABI's own checks, e.g. a rung that needs another GPU) tries the next candidate and
+    is remembered for this signature."""
+    p, device = _problem_of(q, k), _device_index(q)
+    key = (which, p[6], *p[:6], bool(causal), *_check_window(window), device)
+    while True:
+        name = _choose(which, *p, causal, window, device=device)
+        try:
+            return call(name)
+        except IoattnError as e:
+            if e.code != 2:
+                raise
+            _refused_at_launch.setdefault(key, {})[name] = str(e).splitlines()[0]
+            _choice.pop(key, None)
 
 
 # ---- argument checks: each violation is one IoattnError(2, "<constraint>") -------------------------
 
 def _is_int(x):
     return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _need(ok, constraint):
+    if not ok:
+        raise IoattnError(2, constraint)
 
 
 def _check_window(window):
@@ -161,44 +381,95 @@ def _check_tiles(br, bc, splits):
     return int(br), int(bc), int(splits)
 
 
-def _check_forward_args(torch, q, k, v, kernel, causal, window, scale, br, bc, splits, out, lse):
-    """Every constraint forward() relies on, in the order a reader would check them. Raises IoattnError(2)."""
-    def need(ok, constraint):
-        if not ok:
-            raise IoattnError(2, constraint)
-
-    need(isinstance(kernel, str), f"kernel must be a str naming a registered variant (got {type(kernel).__name__})")
-    need(isinstance(causal, bool) or (_is_int(causal) and causal in (0, 1)), f"causal must be a bool (got {causal!r})")
+def _check_options(causal, window, scale):
+    """The plain-Python arguments every call shares. (Messages are formatted only on failure: attention()
+    runs this inside torch.compile's trace.)"""
+    if not (isinstance(causal, bool) or (_is_int(causal) and causal in (0, 1))):
+        raise IoattnError(2, f"causal must be a bool (got {causal!r})")
     _check_window(window)
-    _check_tiles(br, bc, splits)
-    need(scale is None or (isinstance(scale, numbers.Real) and not isinstance(scale, bool)
-                           and math.isfinite(scale) and scale > 0),
-         f"scale must be None (1/sqrt(d)) or a finite positive number (got {scale!r})")
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        need(isinstance(t, torch.Tensor), f"{name} must be a torch.Tensor (got {type(t).__name__})")
-        need(t.layout == torch.strided, f"{name} must be a dense (strided) tensor (got {t.layout})")
-        need(str(t.dtype) in _DTYPES, f"{name}.dtype must be float32, float16 or bfloat16 (got {t.dtype})")
-        need(t.is_cuda, f"{name} must be a CUDA tensor (got device {t.device})")
-        need(t.dim() == 4, f"{name} must have rank 4, BSHD (batch, seqlen, heads, head_dim) (got shape "
-                           f"{tuple(t.shape)})")
-        need(all(s > 0 for s in t.shape), f"{name} must have no zero-size dimension (got shape {tuple(t.shape)})")
-    need(q.dtype == k.dtype == v.dtype, f"q, k, v must share one dtype (got {q.dtype}, {k.dtype}, {v.dtype})")
-    need(q.device == k.device == v.device, f"q, k, v must be on one device (got {q.device}, {k.device}, {v.device})")
-    need(k.shape == v.shape, f"k and v must have the same shape (got {tuple(k.shape)}, {tuple(v.shape)})")
-    b, nq, hq, d = q.shape
-    need(k.shape[0] == b, f"batch of k, v ({k.shape[0]}) must equal batch of q ({b})")
-    need(k.shape[3] == d, f"head_dim of k, v ({k.shape[3]}) must equal head_dim of q ({d})")
-    need(hq % k.shape[2] == 0, f"heads_q ({hq}) must be divisible by heads_kv ({k.shape[2]})")
-    for name, t, shape, dtype in (("out", out, tuple(q.shape), q.dtype), ("lse", lse, (b, hq, nq), torch.float32)):
-        if t is None:
-            continue
-        need(isinstance(t, torch.Tensor), f"{name} must be a torch.Tensor or None (got {type(t).__name__})")
-        need(t.layout == torch.strided, f"{name} must be a dense (strided) tensor (got {t.layout})")
-        need(tuple(t.shape) == shape, f"{name} must have shape {shape} (got {tuple(t.shape)})")
-        need(t.dtype == dtype, f"{name}.dtype must be {dtype} (got {t.dtype})")
-        need(t.device == q.device, f"{name} must be on q's device {q.device} (got {t.device})")
-        need(t.is_contiguous(), f"{name} must be contiguous (the kernel writes it in place)")
+    if not (scale is None or (isinstance(scale, numbers.Real) and not isinstance(scale, bool)
+                              and math.isfinite(scale) and scale > 0)):
+        raise IoattnError(2, f"scale must be None (1/sqrt(d)) or a finite positive number (got {scale!r})")
 
+
+def _check_tensor(torch, name, t, shape, dtype, device, written, optional):
+    """One tensor beside q: type, layout, shape, dtype, device; `written` (an output): contiguous."""
+    _need(isinstance(t, torch.Tensor),
+          f"{name} must be a torch.Tensor{' or None' if optional else ''} (got {type(t).__name__})")
+    _need(t.layout == torch.strided, f"{name} must be a dense (strided) tensor (got {t.layout})")
+    _need(tuple(t.shape) == tuple(shape), f"{name} must have shape {tuple(shape)} (got {tuple(t.shape)})")
+    _need(t.dtype == dtype, f"{name}.dtype must be {dtype} (got {t.dtype})")
+    _need(t.device == device, f"{name} must be on q's device {device} (got {t.device})")
+    if written:
+        _need(t.is_contiguous(), f"{name} must be contiguous (the kernel writes it in place)")
+
+
+def _span(t):
+    """[first, last + 1) byte addresses a strided tensor may touch."""
+    if t.numel() == 0:
+        return t.data_ptr(), t.data_ptr()
+    extent = sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride())) + 1
+    return t.data_ptr(), t.data_ptr() + extent * t.element_size()
+
+
+def _check_apart(outputs, inputs):
+    """Outputs (name, tensor or None) share no byte with an input or with another output."""
+    given = [(n, t) for n, t in outputs if t is not None]
+    for i, (n, t) in enumerate(given):
+        a0, a1 = _span(t)
+        for m, u in list(inputs) + given[:i]:
+            b0, b1 = _span(u)
+            _need(not (a0 < b1 and b0 < a1), f"{n} must not overlap {m} (the kernel writes {n})")
+
+
+def _check_common(torch, q, k, v, kernel, causal, window, scale, br, bc, splits, what="variant"):
+    """Every constraint of the problem itself, in the order a reader would check them."""
+    _need(isinstance(kernel, str), f"kernel must be a str naming a registered {what} (got {type(kernel).__name__})")
+    _check_options(causal, window, scale)
+    _check_tiles(br, bc, splits)
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        _need(isinstance(t, torch.Tensor), f"{name} must be a torch.Tensor (got {type(t).__name__})")
+        _need(t.layout == torch.strided, f"{name} must be a dense (strided) tensor (got {t.layout})")
+        _need(str(t.dtype) in _DTYPES, f"{name}.dtype must be float32, float16 or bfloat16 (got {t.dtype})")
+        _need(t.is_cuda, f"{name} must be a CUDA tensor (got device {t.device})")
+        _need(t.dim() == 4, f"{name} must have rank 4, BSHD (batch, seqlen, heads, head_dim) (got shape "
+                            f"{tuple(t.shape)})")
+        _need(all(s > 0 for s in t.shape), f"{name} must have no zero-size dimension (got shape {tuple(t.shape)})")
+    _need(q.dtype == k.dtype == v.dtype, f"q, k, v must share one dtype (got {q.dtype}, {k.dtype}, {v.dtype})")
+    _need(q.device == k.device == v.device, f"q, k, v must be on one device (got {q.device}, {k.device}, {v.device})")
+    _need(k.shape == v.shape, f"k and v must have the same shape (got {tuple(k.shape)}, {tuple(v.shape)})")
+    b, nq, hq, d = q.shape
+    _need(k.shape[0] == b, f"batch of k, v ({k.shape[0]}) must equal batch of q ({b})")
+    _need(k.shape[3] == d, f"head_dim of k, v ({k.shape[3]}) must equal head_dim of q ({d})")
+    _need(hq % k.shape[2] == 0, f"heads_q ({hq}) must be divisible by heads_kv ({k.shape[2]})")
+
+
+def _check_forward_args(torch, q, k, v, kernel, causal, window, scale, br, bc, splits, out, lse):
+    """Every constraint forward() relies on. Raises IoattnError(2)."""
+    _check_common(torch, q, k, v, kernel, causal, window, scale, br, bc, splits)
+    b, nq, hq, _ = q.shape
+    for name, t, shape, dtype in (("out", out, tuple(q.shape), q.dtype), ("lse", lse, (b, hq, nq), torch.float32)):
+        if t is not None:
+            _check_tensor(torch, name, t, shape, dtype, q.device, written=True, optional=True)
+    _check_apart([("out", out), ("lse", lse)], [("q", q), ("k", k), ("v", v)])
+
+
+def _check_backward_args(torch, q, k, v, o, lse, d_o, kernel, causal, window, scale, br, bc, dq, dk, dv):
+    """Every constraint backward() relies on: the forward's problem, then o, lse, d_o (inputs, any
+    strides) and dq, dk, dv (outputs, when given: contiguous). Raises IoattnError(2)."""
+    _check_common(torch, q, k, v, kernel, causal, window, scale, br, bc, 0, what="backward variant")
+    b, nq, hq, _ = q.shape
+    for name, t, shape, dtype in (("o", o, tuple(q.shape), q.dtype), ("lse", lse, (b, hq, nq), torch.float32),
+                                  ("d_o", d_o, tuple(q.shape), q.dtype)):
+        _check_tensor(torch, name, t, shape, dtype, q.device, written=False, optional=False)
+    for name, t, like in (("dq", dq, q), ("dk", dk, k), ("dv", dv, v)):
+        if t is not None:
+            _check_tensor(torch, name, t, tuple(like.shape), q.dtype, q.device, written=True, optional=True)
+    _check_apart([("dq", dq), ("dk", dk), ("dv", dv)],
+                 [("q", q), ("k", k), ("v", v), ("o", o), ("lse", lse), ("d_o", d_o)])
+
+
+# ---- the calls ---------------------------------------------------------------------------------------
 
 def forward(q, k, v, kernel="v05_fa2_fast", causal=False, window=(-1, -1), scale=None, br=0, bc=0, splits=0,
             out=None, lse=None):
@@ -207,9 +478,9 @@ def forward(q, k, v, kernel="v05_fa2_fast", causal=False, window=(-1, -1), scale
     q, k, v: float32, float16 or bfloat16 (one dtype), CUDA, one device, no zero-size dimension,
     Hq divisible by Hkv. A non-contiguous q, k or v is copied to a contiguous tensor first (same
     shape and values). out (like q) and lse ((B, Hq, Nq) float32), when given, must be contiguous on
-    q's device: the kernel writes them in place and they are returned. window: (left, right) ints,
-    -1 = unbounded. scale: None (1/sqrt(d)) or a finite positive number. br, bc, splits: 0 = the
-    kernel's default.
+    q's device and overlap no input: the kernel writes them in place and they are returned. window:
+    (left, right) ints, -1 = unbounded. scale: None (1/sqrt(d)) or a finite positive number. br,
+    bc, splits: 0 = the kernel's default.
 
     The launch is asynchronous on torch's current CUDA stream of q's device. Raises IoattnError(2)
     naming the violated constraint (checked here, or by the kernel for a shape it does not
@@ -235,3 +506,163 @@ def forward(q, k, v, kernel="v05_fa2_fast", causal=False, window=(-1, -1), scale
     if rc != 0:
         raise IoattnError(rc, _last_error(lib))
     return out, lse
+
+
+def backward(q, k, v, o, lse, d_o, kernel=DEFAULT_BACKWARD, causal=False, window=(-1, -1), scale=None, br=0, bc=0,
+             dq=None, dk=None, dv=None):
+    """dQ, dK, dV of attention for the forward (q, k, v -> o, lse) and the output gradient d_o.
+
+    q, k, v as for forward(); o and d_o of q's shape and dtype, lse (B, Hq, Nq) float32 as forward
+    wrote it (natural log, -inf for a fully masked row); causal, window and scale must be those of
+    the forward. Inputs with other strides are copied to contiguous tensors first. dq (like q), dk
+    and dv (like k), when given, must be contiguous on q's device and overlap no input nor each
+    other: the kernel overwrites them and they are returned; otherwise they are allocated. dK, dV
+    of a GQA/MQA key head are summed over the query heads of its group. br, bc: 0 = the kernel's
+    default (bc: key rows per K/V block, br: query rows streamed past it).
+
+    Asynchronous on torch's current CUDA stream of q's device. Raises IoattnError(2) naming the
+    violated constraint (here or in the C ABI) and IoattnError(3) for a runtime error.
+    """
+    import torch
+
+    _check_backward_args(torch, q, k, v, o, lse, d_o, kernel, causal, window, scale, br, bc, dq, dk, dv)
+    lib = _load_backward()
+    b, nq, hq, d = q.shape
+    _, nk, hkv, _ = k.shape
+    with torch.cuda.device(q.device):
+        q, k, v, o, lse, d_o = (t.contiguous() for t in (q, k, v, o, lse, d_o))  # copies only if strided
+        dq = torch.empty(tuple(q.shape), device=q.device, dtype=q.dtype) if dq is None else dq
+        dk = torch.empty(tuple(k.shape), device=q.device, dtype=q.dtype) if dk is None else dk
+        dv = torch.empty(tuple(v.shape), device=q.device, dtype=q.dtype) if dv is None else dv
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        rc = lib.ioattn_backward(kernel.encode(), b, hq, hkv, nq, nk, d, _DTYPES[str(q.dtype)].encode(),
+                                 int(bool(causal)), int(window[0]), int(window[1]),
+                                 0.0 if scale is None else float(scale), int(br), int(bc),
+                                 q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(),
+                                 d_o.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), stream)
+    if rc != 0:
+        raise IoattnError(rc, _last_error(lib))
+    return dq, dk, dv
+
+
+# ---- the PyTorch autograd op ----------------------------------------------------------------------------
+
+_ops_registered = False
+
+
+def _compiling(torch):
+    compiler = getattr(torch, "compiler", None)
+    if compiler is not None and hasattr(compiler, "is_compiling"):
+        return bool(compiler.is_compiling())
+    dynamo = getattr(torch, "_dynamo", None)
+    return bool(dynamo is not None and hasattr(dynamo, "is_compiling") and dynamo.is_compiling())
+
+
+def register_ops():
+    """Register torch.ops.ioattn.attention_forward / attention_backward (once; idempotent) and return
+    the namespace torch.ops.ioattn. Needs torch >= 2.4 (torch.library.custom_op)."""
+    global _ops_registered
+    import torch
+
+    if _ops_registered:
+        return torch.ops.ioattn
+
+    lib_api = getattr(torch, "library", None)
+    if lib_api is None or not hasattr(lib_api, "custom_op") or not hasattr(lib_api, "register_fake"):
+        raise IoattnError(2, f"ioattn.attention needs torch >= 2.4 (torch.library.custom_op); this is torch "
+                             f"{torch.__version__}")
+    if _compiling(torch):
+        raise IoattnError(2, "ioattn's custom ops are registered on first use: call ioattn.register_ops() (or "
+                             "ioattn.attention once eagerly) before torch.compile traces ioattn.attention")
+    Tensor = torch.Tensor
+
+    @torch.library.custom_op("ioattn::attention_forward", mutates_args=())
+    def attention_forward(q: Tensor, k: Tensor, v: Tensor, causal: bool, window_left: int, window_right: int,
+                          scale: float, kernel: str, backward_kernel: str) -> typing.Tuple[Tensor, Tensor]:
+        window = (window_left, window_right)
+        sc = scale if scale > 0 else None
+        _check_forward_args(torch, q, k, v, kernel or "auto", causal, window, sc, 0, 0, 0, None, None)
+
+        def run(name):
+            return forward(q, k, v, kernel=name, causal=causal, window=window, scale=sc)
+
+        return run(kernel) if kernel else _run_auto("fwd", q, k, causal, window, run)
+
+    @attention_forward.register_fake
+    def _(q, k, v, causal, window_left, window_right, scale, kernel, backward_kernel):
+        b, nq, hq = q.shape[0], q.shape[1], q.shape[2]
+        return q.new_empty(tuple(q.shape)), q.new_empty((b, hq, nq), dtype=torch.float32)
+
+    @torch.library.custom_op("ioattn::attention_backward", mutates_args=())
+    def attention_backward(d_o: Tensor, q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor, causal: bool,
+                           window_left: int, window_right: int, scale: float,
+                           kernel: str) -> typing.Tuple[Tensor, Tensor, Tensor]:
+        window = (window_left, window_right)
+        sc = scale if scale > 0 else None
+        _check_backward_args(torch, q, k, v, o, lse, d_o, kernel or "auto", causal, window, sc, 0, 0, None, None,
+                             None)
+
+        def run(name):
+            return backward(q, k, v, o, lse, d_o, kernel=name, causal=causal, window=window, scale=sc)
+
+        return run(kernel) if kernel else _run_auto("bwd", q, k, causal, window, run)
+
+    @attention_backward.register_fake
+    def _(d_o, q, k, v, o, lse, causal, window_left, window_right, scale, kernel):
+        return q.new_empty(tuple(q.shape)), k.new_empty(tuple(k.shape)), v.new_empty(tuple(v.shape))
+
+    def setup_context(ctx, inputs, output):
+        q, k, v, causal, window_left, window_right, scale, _, backward_kernel = inputs
+        o, lse = output
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.mark_non_differentiable(lse)
+        ctx.ioattn_args = (causal, window_left, window_right, scale, backward_kernel)
+
+    def backward_fn(ctx, grad_o, grad_lse):  # grad_lse: none flows (lse is non-differentiable)
+        q, k, v, o, lse = ctx.saved_tensors
+        causal, window_left, window_right, scale, backward_kernel = ctx.ioattn_args
+        dq, dk, dv = torch.ops.ioattn.attention_backward(grad_o, q, k, v, o, lse, causal, window_left,
+                                                         window_right, scale, backward_kernel)
+        return dq, dk, dv, None, None, None, None, None, None
+
+    attention_forward.register_autograd(backward_fn, setup_context=setup_context)
+    _ops_registered = True
+    return torch.ops.ioattn
+
+
+def _kernel_pair(kernel):
+    if kernel is None:
+        return "", ""
+    if isinstance(kernel, str):
+        return kernel, ""
+    if (isinstance(kernel, (tuple, list)) and len(kernel) == 2
+            and all(x is None or isinstance(x, str) for x in kernel)):
+        return kernel[0] or "", kernel[1] or ""
+    raise IoattnError(2, f"kernel must be None, a forward variant's name, or a pair (forward or None, backward or "
+                         f"None) (got {kernel!r})")
+
+
+def attention(q, k, v, causal=False, window=(-1, -1), scale=None, kernel=None):
+    """Attention O (like q) of BSHD tensors q (B, Nq, Hq, d), k and v (B, Nk, Hkv, d), differentiable
+    in q, k and v through an ioattn backward (torch.autograd, torch.compile).
+
+    causal: bottom-right aligned; window: (left, right), -1 = unbounded; scale: None = 1/sqrt(d).
+    kernel: None chooses the forward and the backward for the problem (module docstring); a str
+    names the forward variant (the backward is chosen); a pair (forward or None, backward or None)
+    names either. The tensor constraints are those of forward() and backward(): IoattnError(2)
+    naming the constraint, raised when the op runs (under torch.compile: when the compiled code runs).
+    """
+    import torch
+
+    fwd_kernel, bwd_kernel = _kernel_pair(kernel)
+    _check_options(causal, window, scale)
+    if not _ops_registered:
+        register_ops()
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise IoattnError(2, f"{name} must be a torch.Tensor (got {type(t).__name__})")
+    # Contiguous before the op, so autograd saves the tensors the kernels read (no second copy).
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    o, _ = torch.ops.ioattn.attention_forward(q, k, v, bool(causal), int(window[0]), int(window[1]),
+                                              0.0 if scale is None else float(scale), fwd_kernel, bwd_kernel)
+    return o

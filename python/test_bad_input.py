@@ -17,6 +17,17 @@ outputs are NaN-filled before a call. Cases:
     call; a non-contiguous q/k/v (same values, so the same output bit for bit). Inputs and guards
     must be untouched, O and LSE finite and close to a float32 torch reference. kernel_config()
     answers for each of them and refuses an unknown kernel.
+  - backward refused: each constraint backward() checks (o, lse, d_o: type, shape, dtype, device;
+    dq, dk, dv: shape, dtype, device, contiguity, no byte shared with an input or another output;
+    the problem checks it shares with forward()), with dq, dk, dv given inside guarded memory; then
+    ioattn_backward, ioattn_backward_workspace_bytes and ioattn_backward_config through ctypes
+    (null, misaligned, overlapping pointers, bad problem fields, a forward's name as the kernel) and
+    ioattn_backward_name/info out of range. Every buffer and guard byte-identical afterwards.
+  - backward good: every registered backward that lists bf16 and d = 64, after the forward it
+    pairs with, causal or not: dQ, dK, dV finite and close to float32 autograd of the reference,
+    inputs untouched; again with dq, dk, dv given in guarded memory (guards untouched, the given
+    tensors returned, bit-identical for a deterministic backward); non-contiguous o, lse, d_o give
+    the same gradients; backward_config() answers for each and refuses an unknown kernel.
 One line per case; the last line is "N passed, M failed"; exit 0 when none failed, else 1.
 """
 import ctypes
@@ -32,6 +43,7 @@ GUARD = 4096  # guard bytes on each side of every buffer
 PATTERN = 0xA5
 SHAPE = dict(b=2, nq=77, nk=131, hq=4, hkv=2, d=64)
 BAD_KERNEL = "v03_fa2_scalar"  # takes every dtype and head dim <= 256: a bad call that got through would run
+BAD_BACKWARD = "bwd01b_fa2_scalar_dqpass"  # the same for the backward
 
 torch = None
 passed = failed = 0
@@ -333,6 +345,210 @@ def run_bad_capi():
                repr(msg))
 
 
+# ---- refused by backward() -----------------------------------------------------------------------
+
+def bwd_tensors(dtype=None, device="cuda", seed=1, **dims):
+    """Guarded q, k, v, o, lse, d_o (inputs, random) and dq, dk, dv (outputs, NaN) for SHAPE overridden by dims."""
+    dtype = dtype or torch.bfloat16
+    s = {**SHAPE, **dims}
+    qs, kvs = (s["b"], s["nq"], s["hq"], s["d"]), (s["b"], s["nk"], s["hkv"], s["d"])
+    return dict(q=Guarded(qs, dtype, device, seed=seed), k=Guarded(kvs, dtype, device, seed=seed + 1),
+                v=Guarded(kvs, dtype, device, seed=seed + 2), o=Guarded(qs, dtype, device, seed=seed + 3),
+                lse=Guarded((s["b"], s["hq"], s["nq"]), torch.float32, device, seed=seed + 4),
+                d_o=Guarded(qs, dtype, device, seed=seed + 5),
+                dq=Guarded(qs, dtype, device, fill="nan"), dk=Guarded(kvs, dtype, device, fill="nan"),
+                dv=Guarded(kvs, dtype, device, fill="nan"))
+
+
+def bad_backward_cases():
+    """(name, keyword, build) where build() -> (backward kwargs, Guarded buffers to check). Outputs
+    dq, dk, dv are given (guarded) unless a case overrides them, so a call that got through would
+    write inside the guarded memory and show."""
+    T = bwd_tensors
+    b, nq, nk, hq, hkv, d = (SHAPE[x] for x in ("b", "nq", "nk", "hq", "hkv", "d"))
+    qs, kvs = (b, nq, hq, d), (b, nk, hkv, d)
+
+    def call(g=None, **override):
+        g = g or T()
+        kw = {n: g[n].t for n in ("q", "k", "v", "o", "lse", "d_o", "dq", "dk", "dv")}
+        kw["kernel"] = BAD_BACKWARD
+        kw.update(override)
+        return kw, list(g.values())
+
+    def replaced(name, shape=None, dtype=None, device="cuda", fill="randn"):
+        g = T()
+        old = g[name].t
+        g[name] = Guarded(shape or tuple(old.shape), dtype or old.dtype, device, fill=fill)
+        return call(g)
+
+    def non_contiguous(name, bshd):  # (B, S, H, d) view of a (B, H, S, d) buffer: right shape, wrong strides
+        g = T()
+        bb, ss, hh, dd = bshd
+        g[name] = Guarded((bb, hh, ss, dd), torch.bfloat16, fill="nan")
+        return call(g, **{name: g[name].t.transpose(1, 2)})
+
+    def aliased(out, other):  # output `out` and buffer `other` share memory (the smaller one is a view
+        g = T()                 # of the larger one's bytes, reinterpreted with its own dtype and shape)
+        nbytes = {n: g[n].t.numel() * g[n].t.element_size() for n in (out, other)}
+        big, small = (other, out) if nbytes[other] >= nbytes[out] else (out, other)
+        t = g[small].t
+        view = g[big].raw[GUARD:GUARD + nbytes[small]].view(t.dtype).view(tuple(t.shape))
+        return call(g, **{small: view})
+
+    return [
+        ("o None", "o must be a torch.Tensor", lambda: call(o=None)),
+        ("lse None", "lse must be a torch.Tensor", lambda: call(lse=None)),
+        ("d_o None", "d_o must be a torch.Tensor", lambda: call(d_o=None)),
+        ("d_o a list", "d_o must be a torch.Tensor", lambda: call(d_o=[[1.0]])),
+        ("o seqlen_q - 1", "o must have shape", lambda: replaced("o", (b, nq - 1, hq, d))),
+        ("o BHSD instead of BSHD", "o must have shape", lambda: replaced("o", (b, hq, nq, d))),
+        ("d_o shape of k", "d_o must have shape", lambda: replaced("d_o", kvs)),
+        ("o float32", "o.dtype", lambda: replaced("o", dtype=torch.float32)),
+        ("d_o float16", "d_o.dtype", lambda: replaced("d_o", dtype=torch.float16)),
+        ("lse bfloat16", "lse.dtype", lambda: replaced("lse", dtype=torch.bfloat16)),
+        ("lse (B, Nq, Hq)", "lse must have shape", lambda: replaced("lse", (b, nq, hq))),
+        ("o on the CPU", "o must be on", lambda: replaced("o", device="cpu")),
+        ("lse on the CPU", "lse must be on", lambda: replaced("lse", device="cpu")),
+        ("d_o on the CPU", "d_o must be on", lambda: replaced("d_o", device="cpu")),
+        ("dq shape of k", "dq must have shape", lambda: replaced("dq", kvs, fill="nan")),
+        ("dk shape of q (GQA: k has 2 heads)", "dk must have shape", lambda: replaced("dk", qs, fill="nan")),
+        ("dv seqlen_k + 1", "dv must have shape", lambda: replaced("dv", (b, nk + 1, hkv, d), fill="nan")),
+        ("dq float32", "dq.dtype", lambda: replaced("dq", dtype=torch.float32, fill="nan")),
+        ("dv float16", "dv.dtype", lambda: replaced("dv", dtype=torch.float16, fill="nan")),
+        ("dk on the CPU", "dk must be on", lambda: replaced("dk", device="cpu", fill="nan")),
+        ("dq not a tensor", "dq must be a torch.Tensor", lambda: call(dq="dq")),
+        ("dq not contiguous", "dq must be contiguous", lambda: non_contiguous("dq", qs)),
+        ("dk not contiguous", "dk must be contiguous", lambda: non_contiguous("dk", kvs)),
+        ("dq on top of q", "dq must not overlap q", lambda: aliased("dq", "q")),
+        ("dq on top of d_o", "dq must not overlap d_o", lambda: aliased("dq", "d_o")),
+        ("dk on top of v", "dk must not overlap v", lambda: aliased("dk", "v")),
+        ("dv on top of dk", "dv must not overlap dk", lambda: aliased("dv", "dk")),
+        ("dq over the first element of lse", "dq must not overlap lse", lambda: aliased("dq", "lse")),
+        ("q float64", "q.dtype must be", lambda: replaced("q", dtype=torch.float64)),
+        ("k on the CPU", "k must be a CUDA tensor", lambda: replaced("k", device="cpu")),
+        ("heads_q 4 not divisible by heads_kv 3", "divisible", lambda: call(T(hkv=3))),
+        ("seqlen_k 0", "zero-size", lambda: call(T(nk=0))),
+        ("window (-2, -1)", "window bounds", lambda: call(window=(-2, -1))),
+        ("window one int", "window must be a pair", lambda: call(window=3)),
+        ("scale 0", "scale", lambda: call(scale=0)),
+        ("scale NaN", "scale", lambda: call(scale=float("nan"))),
+        ("causal a str", "causal", lambda: call(causal="yes")),
+        ("br negative", "br must be", lambda: call(br=-1)),
+        ("bc 2.5", "bc must be", lambda: call(bc=2.5)),
+        ("kernel None", "kernel must be a str", lambda: call(kernel=None)),
+        ("kernel unknown (C ABI)", "unknown", lambda: call(kernel="bwd99_no_such_kernel")),
+        ("kernel a forward variant (C ABI)", "unknown", lambda: call(kernel="v03_fa2_scalar")),
+        ("head_dim 512 (the scalar backward takes <= 256; C ABI)", "head_dim", lambda: call(T(d=512))),
+    ]
+
+
+def run_bad_backward():
+    if not has_backward():
+        report(False, "backward refuses bad input", "the library has no ioattn_backward")
+        return
+    for name, keyword, build in bad_backward_cases():
+        kw, bufs = build()
+        try:
+            ioattn.backward(**kw)
+            torch.cuda.synchronize()
+            report(False, f"backward refuses {name}", "accepted")
+            continue
+        except IoattnError as e:
+            msg, code = str(e), e.code
+        except Exception as e:  # anything but IoattnError is a failure of the front door
+            report(False, f"backward refuses {name}", f"raised {type(e).__name__}: {e}")
+            continue
+        torch.cuda.synchronize()
+        untouched = all(g.intact() for g in bufs)
+        ok = code == 2 and one_line(msg) and keyword.lower() in msg.lower() and untouched
+        report(ok, f"backward refuses {name}",
+               f"{msg!r}" + ("" if untouched else " (a buffer or guard CHANGED)") +
+               ("" if code == 2 else f" (code {code}, want 2)") +
+               ("" if keyword.lower() in msg.lower() else f" (message lacks '{keyword}')"))
+
+
+def has_backward():
+    return hasattr(ioattn._load(), "ioattn_backward")
+
+
+def run_bad_capi_backward():
+    if not has_backward():
+        report(False, "C ABI ioattn_backward", "the library has no ioattn_backward")
+        return
+    lib = ioattn._load()
+    g = bwd_tensors()
+    ptr = {n: ctypes.c_void_p(x.t.data_ptr()) for n, x in g.items()}
+    b, nq, nk, hq, hkv, d = (SHAPE[x] for x in ("b", "nq", "nk", "hq", "hkv", "d"))
+    base = dict(kernel=BAD_BACKWARD.encode(), b=b, hq=hq, hkv=hkv, nq=nq, nk=nk, d=d, dtype=b"bf16",
+                causal=0, wl=-1, wr=-1)
+
+    def problem(**o):
+        p = {**base, **o}
+        return [p[x] for x in ("kernel", "b", "hq", "hkv", "nq", "nk", "d", "dtype", "causal", "wl", "wr")]
+
+    def shifted(name, by):
+        return ctypes.c_void_p(g[name].t.data_ptr() + by)
+
+    cases = [  # (name, keyword, problem and tile overrides, scale, pointer overrides)
+        ("q null", "null", {}, 0.0, dict(q=None)),
+        ("o null", "null", {}, 0.0, dict(o=None)),
+        ("lse null", "null", {}, 0.0, dict(lse=None)),
+        ("d_o null", "null", {}, 0.0, dict(d_o=None)),
+        ("dq null", "null", {}, 0.0, dict(dq=None)),
+        ("dv null", "null", {}, 0.0, dict(dv=None)),
+        ("d_o not 16-byte aligned", "aligned", {}, 0.0, dict(d_o=shifted("d_o", 2))),
+        ("dq not 16-byte aligned", "aligned", {}, 0.0, dict(dq=shifted("dq", 8))),
+        ("lse not 4-byte aligned", "aligned", {}, 0.0, dict(lse=shifted("lse", 2))),
+        ("dq overlapping q", "overlap", {}, 0.0, dict(dq=ptr["q"])),
+        ("dk overlapping dv", "overlap", {}, 0.0, dict(dk=ptr["dv"])),
+        ("dv overlapping d_o", "overlap", {}, 0.0, dict(dv=shifted("d_o", 64))),
+        ("scale NaN", "scale", {}, float("nan"), {}),
+        ("kernel null", "kernel", dict(kernel=None), 0.0, {}),
+        ("kernel unknown", "kernel", dict(kernel=b"bwd99_none"), 0.0, {}),
+        ("kernel a forward variant", "kernel", dict(kernel=b"v03_fa2_scalar"), 0.0, {}),
+        ("dtype fp64", "dtype", dict(dtype=b"fp64"), 0.0, {}),
+        ("causal 2", "causal", dict(causal=2), 0.0, {}),
+        ("br -1", "br", dict(br=-1), 0.0, {}),
+        ("batch 0", "batch", dict(b=0), 0.0, {}),
+        ("seqlen_k -7", "seqlen_k", dict(nk=-7), 0.0, {}),
+        ("heads_q 4 not divisible by heads_kv 3", "divisible", dict(hkv=3), 0.0, {}),
+        ("window_left -2", "window", dict(wl=-2), 0.0, {}),
+        ("head_dim 2048 (beyond every backward)", "head_dim", dict(d=2048), 0.0, {}),
+    ]
+    order = ("q", "k", "v", "o", "lse", "d_o", "dq", "dk", "dv")
+    for name, keyword, po, scale, ptro in cases:
+        p = {**ptr, **ptro}
+        rc = lib.ioattn_backward(*problem(**{x: y for x, y in po.items() if x in base}), scale, po.get("br", 0),
+                                 po.get("bc", 0), *(p[n] for n in order), None)
+        torch.cuda.synchronize()
+        msg = ioattn._last_error(lib)
+        untouched = all(x.intact() for x in g.values())
+        ok = rc == 2 and one_line(msg) and keyword in msg and untouched
+        report(ok, f"C ABI ioattn_backward refuses {name}",
+               f"rc {rc}, {msg!r}" + ("" if untouched else " (a buffer or guard CHANGED)"))
+
+    for name, keyword, po, scale, ptro in cases:  # the problem checks, through the queries that take a problem
+        if ptro or scale:
+            continue
+        args = [*problem(**{x: y for x, y in po.items() if x in base}), po.get("br", 0), po.get("bc", 0)]
+        n = lib.ioattn_backward_workspace_bytes(*args)
+        msg = ioattn._last_error(lib)
+        report(n == -1 and one_line(msg) and keyword in msg, f"C ABI ioattn_backward_workspace_bytes refuses {name}",
+               f"returned {n}, {msg!r}")
+        text = lib.ioattn_backward_config(*args)
+        msg = ioattn._last_error(lib)
+        report(text is None and one_line(msg) and keyword in msg, f"C ABI ioattn_backward_config refuses {name}",
+               f"returned {text!r}, {msg!r}")
+
+    count = lib.ioattn_backward_count()
+    for i in (-1, count, count + 100, -(2**31)):
+        name_null = lib.ioattn_backward_name(i) is None
+        msg = ioattn._last_error(lib)
+        info_null = lib.ioattn_backward_info(i) is None
+        report(name_null and info_null and one_line(msg),
+               f"C ABI ioattn_backward_name/info({i}) is NULL (count {count})", repr(msg))
+
+
 # ---- good calls --------------------------------------------------------------------------------------
 
 def reference(q, k, v, causal):
@@ -428,6 +644,115 @@ def run_good():
         report(e.code == 2 and one_line(str(e)), "kernel_config refuses an unknown kernel", repr(str(e)))
 
 
+def grad_reference(q, k, v, d_o, causal):
+    """float32 dQ, dK, dV: autograd of reference() on the same values."""
+    x = [t.float().detach().requires_grad_(True) for t in (q, k, v)]
+    o, _ = reference(*x, causal)
+    return torch.autograd.grad(o, x, d_o.float())
+
+
+def close_grads(grads, ref, tol=2e-2):
+    """Finite and within tol * max(1, max|ref|) of the float32 reference (bf16 outputs round at ~4e-3
+    relative; the scalar backward computes in fp32)."""
+    parts, ok = [], True
+    for label, g, r in zip(("dQ", "dK", "dV"), grads, ref):
+        if tuple(g.shape) != tuple(r.shape):
+            return False, f"{label} shape {tuple(g.shape)}, want {tuple(r.shape)}"
+        if not bool(torch.isfinite(g).all()):
+            return False, f"non-finite {label}"
+        e = (g.float() - r).abs().max().item()
+        bound = tol * max(1.0, r.abs().max().item())
+        ok &= e <= bound
+        parts.append(f"max|{label}-ref| {e:.2e} (bound {bound:.2e})")
+    return ok, ", ".join(parts)
+
+
+def run_good_backward():
+    if not has_backward():
+        report(False, "good backward calls", "the library has no ioattn_backward")
+        return
+    bwds = ioattn.backward_kernels()
+    names = [n for n, info in bwds.items()
+             if "bf16" in info["dtypes"].split(",") and (info["head_dims"].startswith("any")
+                                                        or "64" in info["head_dims"].split(","))]
+    for name in bwds:
+        if name not in names:
+            print(f"skip good backward {name}: its registry entry lists no bf16 d=64 (not counted)")
+    outs = ("dq", "dk", "dv")
+    for name in names:
+        fwd, det = bwds[name]["pairs_with"], bwds[name]["deterministic"]
+        for causal in (False, True):
+            g = bwd_tensors(seed=41)
+            q, k, v, d_o = (g[n].t for n in ("q", "k", "v", "d_o"))
+            o, lse = ioattn.forward(q, k, v, kernel=fwd, causal=causal)
+            ref = grad_reference(q, k, v, d_o, causal)
+            what = f"good backward {name} (after {fwd}){' causal' if causal else ''}"
+            try:
+                r1 = ioattn.backward(q, k, v, o, lse, d_o, kernel=name, causal=causal)
+                torch.cuda.synchronize()
+            except IoattnError as e:
+                report(False, what, f"refused: {e}")
+                continue
+            ok, detail = close_grads(r1, ref)
+            inputs_ok = all(g[n].intact() for n in ("q", "k", "v", "d_o"))
+            report(ok and inputs_ok, what, detail + ("" if inputs_ok else "; an input or its guard CHANGED"))
+            try:
+                r2 = ioattn.backward(q, k, v, o, lse, d_o, kernel=name, causal=causal,
+                                     **{n: g[n].t for n in outs})
+                torch.cuda.synchronize()
+            except IoattnError as e:
+                report(False, what + " (dq, dk, dv given)", f"refused: {e}")
+                continue
+            same_ptr = all(a.data_ptr() == g[n].t.data_ptr() for a, n in zip(r2, outs))
+            guards = all(g[n].guards_intact() for n in outs)
+            inputs_ok = all(g[n].intact() for n in ("q", "k", "v", "d_o"))
+            if det:
+                agree, adetail = all(torch.equal(a, b) for a, b in zip(r1, r2)), "bit-identical to the allocated call"
+            else:
+                agree, adetail = close_grads(r2, ref)
+            report(agree and same_ptr and guards and inputs_ok, what + " (dq, dk, dv given)",
+                   (adetail if agree else "DIFFERS from the allocated call: " + adetail) +
+                   ("" if guards else "; a guard of dq/dk/dv CHANGED") +
+                   ("" if same_ptr else "; did not return the given dq/dk/dv") +
+                   ("" if inputs_ok else "; an input or its guard CHANGED"))
+
+    if not names:
+        return
+    # Non-contiguous o, lse, d_o (same values, other strides): copied, the same gradients.
+    name = ioattn.DEFAULT_BACKWARD if ioattn.DEFAULT_BACKWARD in names else names[0]
+    g = bwd_tensors(seed=43)
+    q, k, v, d_o = (g[n].t for n in ("q", "k", "v", "d_o"))
+    o, lse = ioattn.forward(q, k, v, kernel=bwds[name]["pairs_with"])
+    strided = [t.transpose(1, 2).contiguous().transpose(1, 2) for t in (o, d_o)]
+    lse_s = lse.transpose(1, 2).contiguous().transpose(1, 2)
+    assert not strided[0].is_contiguous() and not lse_s.is_contiguous()
+    r1 = ioattn.backward(q, k, v, o, lse, d_o, kernel=name)
+    r2 = ioattn.backward(q, k, v, strided[0], lse_s, strided[1], kernel=name)
+    torch.cuda.synchronize()
+    if bwds[name]["deterministic"]:
+        ok, detail = all(torch.equal(a, b) for a, b in zip(r1, r2)), "bit-identical"
+    else:
+        ok, detail = close_grads(r2, [t.float() for t in r1])
+    report(ok, f"good backward {name} non-contiguous o, lse, d_o = contiguous result", detail)
+
+    for name in names:
+        try:
+            c = ioattn.backward_config(name, SHAPE["b"], SHAPE["hq"], SHAPE["hkv"], SHAPE["nq"], SHAPE["nk"],
+                                       SHAPE["d"], "bf16")
+            ok = (all(isinstance(c.get(x), int) and c[x] >= 0 for x in ("br", "bc", "stages", "smem_bytes", "splits"))
+                  and all(isinstance(c.get(x), int) and c[x] > 0
+                          for x in ("threads", "ctas_per_sm", "grid_x", "grid_y", "grid_z", "launches"))
+                  and isinstance(c.get("grid_order"), str) and c["grid_order"] != "")
+            report(ok, f"backward_config {name}", str(c))
+        except IoattnError as e:
+            report(False, f"backward_config {name}", f"refused: {e}")
+    try:
+        ioattn.backward_config("bwd99_none", 1, 1, 1, 1, 1, 64, "bf16")
+        report(False, "backward_config refuses an unknown kernel", "accepted")
+    except IoattnError as e:
+        report(e.code == 2 and one_line(str(e)), "backward_config refuses an unknown kernel", repr(str(e)))
+
+
 def main():
     global torch
     try:
@@ -443,7 +768,8 @@ def main():
     root = Path(__file__).resolve().parent.parent
     lib = lib.relative_to(root) if lib.is_relative_to(root) else lib.name  # no machine paths in a log
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, library {lib}")
-    for part in (run_bad_forward, run_two_devices, run_bad_capi, run_good):
+    for part in (run_bad_forward, run_two_devices, run_bad_capi, run_good, run_bad_backward, run_bad_capi_backward,
+                 run_good_backward):
         try:
             part()
         except Exception as e:  # a crash of one part is a failure, not the end of the report

@@ -1,36 +1,64 @@
 """ioattn kernels vs torch SDPA (flash, cuDNN) on the H200: one process, same inputs, kernel time only.
 
     PYTHONPATH=python IOATTN_CAPI=... python3 experiments/gpu/bench_sdpa.py --out DIR [--quick]
-        [--variants v05_fa2_fast,...] [--samples 2] [--reps 30] [--flush-l2 auto|on|off]
+        [--passes fwd,bwd,fwdbwd] [--variants v05_fa2_fast,...] [--bwd-variants bwd01_fa2_scalar,...]
+        [--seqlens 1024,4096] [--head-dims 128] [--dtypes bf16] [--samples 2] [--reps 30]
+        [--flush-l2 auto|on|off]
 
 Configs (FlashAttention-2's benchmark): batch * seqlen = 16384, hidden = 2048 (heads = 2048 / d),
 N in {512, 1k, 2k, 4k, 8k, 16k}, d in {64, 128}, bf16 and fp16, causal 0/1. FLOPs by the FA2
-convention (include/ioattn/flops.hpp): 4 * B * H * N^2 * d, halved when causal.
+convention (include/ioattn/flops.hpp): forward 4 * B * H * N^2 * d, halved when causal; backward
+2.5x forward; forward+backward 3.5x forward. Every row has a `pass`:
+  fwd     (the default --passes, so a run without the flag is what it always was) the forward:
+          SDPA flash and cuDNN, every ioattn forward variant (ioattn.forward with preallocated
+          out, lse).
+  bwd     the backward alone: SDPA flash and cuDNN by torch.autograd.grad of the SDPA output with
+          a fixed output gradient (retain_graph; the forward that builds the autograd graph runs
+          once, in the first warm-up call, outside the timed region), every ioattn backward
+          variant (ioattn.backward with preallocated dq, dk, dv on the O and LSE of the ioattn
+          forward in `forward_kernel`).
+  fwdbwd  forward + backward in one call: SDPA math (the naive path: S and P in HBM; up to
+          --naive-max-n), flash and cuDNN (SDPA then torch.autograd.grad), every ioattn backward
+          after the ioattn forward in `forward_kernel` (ioattn's choice for the problem, or
+          --fwdbwd-forward), outputs preallocated.
+ioattn rows carry the launch configuration the kernel really uses, from the registry: the
+forward's (ioattn.kernel_config) on fwd rows, the backward's (ioattn.backward_config) on bwd and
+fwdbwd rows: br, bc, stages, threads, smem_bytes, ctas_per_sm, grid_x/y/z, grid_order, launches,
+splits. SDPA rows leave them empty.
 
 Timing: experiments/gpu/timing.py for every implementation alike (CUDA-graph replay between
-events, host enqueue hidden, L2 flushed where the problem fits in 4x L2; see that module). ioattn
-is called with preallocated `out` and `lse`, so no allocation is timed. The whole grid is swept
-`--samples` times (default 2) in this one process: every row carries `sample`; the spread of a
-number is |s0 - s1| / mean (summarize.py prints every ratio with both samples).
+events, host enqueue hidden, L2 flushed where the problem fits in 4x L2; see that module). The
+autograd calls are captured like any other call (the autograd graph's forward is recorded on the
+capture stream, so its backward runs there); where a capture fails, the timing falls back to
+eager launches and the row's `timing` says so and why. The whole grid is swept `--samples` times
+(default 2) in this one process: every row carries `sample`; the spread of a number is
+|s0 - s1| / mean (summarize.py prints every ratio with both samples).
 
-Outside the timed region, per (config, impl): the first (warm-up) call gives the peak device
-memory beyond the inputs (`peak_extra_mib`, with ioattn's C ABI workspace) and max |O - O_flash|
-(`max_abs_diff_vs_flash`, a sanity column). Inputs are BSHD (ioattn's layout); SDPA gets the BHSD
-view of the same memory (transpose(1, 2), no copy).
+Outside the timed region, per (config, pass, impl): the first (warm-up) call gives the peak device
+memory (`peak_extra_mib`: torch.cuda.max_memory_allocated over that call minus what was allocated
+before it, plus ioattn's C ABI workspace, which torch's allocator does not see) and max |X -
+X_flash| for X = O (fwd) or dQ (bwd, fwdbwd) (`max_abs_diff_vs_flash`, a sanity column). What
+peak_extra_mib counts, beyond the inputs q, k, v and the output gradient:
+  fwd     O, LSE, temporaries, the forward's workspace;
+  bwd     dQ, dK, dV, temporaries, the backward's workspace; not the forward's saved state (O,
+          LSE, SDPA's autograd buffers), which exists before the backward starts;
+  fwdbwd  everything one forward + backward allocates: O, LSE, saved state, dQ, dK, dV,
+          temporaries, the workspaces of both (the C ABI keeps one buffer for the forward and one
+          for the backward, so their sum). This is the FA paper's memory figure per N:
+          sdpa:math is the naive path, ioattn and sdpa:flash the flash path.
+Inputs are BSHD (ioattn's layout); SDPA gets the BHSD view of the same memory (transpose(1, 2),
+no copy).
 
-The scalar rungs (v01-v03b, 1-9 TFLOP/s) would take most of the device call: they run in
---scalar-dtypes only, up to the N of --scalar-max-n, with at most --scalar-reps timed calls; every
-other implementation gets --reps calls, fewer when --time-per-impl would be exceeded (>= 3). A
-point not run is a row with status `skipped` and the reason in `error`; a limited one says how in
+The scalar rungs (v01-v03b forward, 1-9 TFLOP/s; backwards named *_scalar*, ~5-9 TFLOP/s) would
+take most of the device call: they run in --scalar-dtypes only, up to the N of --scalar-max-n
+(forward) or --scalar-bwd-max-n (backward), with at most --scalar-reps timed calls; every other
+implementation gets --reps calls, fewer when --time-per-impl would be exceeded (>= 3). A point
+not run is a row with status `skipped` and the reason in `error`; a limited one says how in
 `limit`; `reps` is the number of timed calls. Nothing is dropped silently.
 
-Every ioattn row carries the launch configuration the kernel really uses, from the registry
-(ioattn.kernel_config): br, bc, stages, threads, smem_bytes, ctas_per_sm, grid_x/y/z, grid_order,
-launches, splits. SDPA rows leave them empty.
-
 Writes DIR/bench.json (rows with context: GPU, driver, versions, commit, date, command, timing
-method) and DIR/bench.csv (tidy, one row per (sample, config, impl)), rewritten after every config
-so a time cap keeps what ran. Never edit them by hand.
+method) and DIR/bench.csv (tidy, one row per (sample, config, pass, impl)), rewritten after every
+config so a time cap keeps what ran. Never edit them by hand.
 """
 import argparse
 import os
@@ -53,12 +81,20 @@ SCALAR_MAX_N = "v01_naive=2048,v02_fa1=4096,v03b_splitkv_scalar=4096,v03_fa2_sca
 CONFIG_COLS = ["br", "bc", "stages", "threads", "smem_bytes", "ctas_per_sm", "grid_x", "grid_y", "grid_z",
                "grid_order", "launches", "splits"]
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
-FLOP_CONVENTION = "4*B*H*N^2*d, /2 causal (FA2)"
+PASSES = ("fwd", "bwd", "fwdbwd")
+FLOP_FACTOR = {"fwd": 1.0, "bwd": 2.5, "fwdbwd": 3.5}  # include/ioattn/flops.hpp
+FLOP_CONVENTION = "fwd 4*B*H*N^2*d, /2 causal; bwd 2.5x fwd; fwdbwd 3.5x fwd (FA2)"
+SDPA = {"sdpa:math": SDPBackend.MATH, "sdpa:flash": SDPBackend.FLASH_ATTENTION,
+        "sdpa:cudnn": SDPBackend.CUDNN_ATTENTION}
 
 
 def fwd_flops(b, h, n, d, causal):
     f = 4.0 * b * h * n * n * d
     return f / 2 if causal else f
+
+
+def is_scalar_backward(name):
+    return "_scalar" in name
 
 
 def parse_max_n(text):
@@ -72,19 +108,35 @@ def parse_max_n(text):
     return out
 
 
+def parse_ints(text, flag):
+    try:
+        vals = [int(x) for x in text.split(",") if x]
+    except ValueError:
+        raise SystemExit(f"bench_sdpa.py: {flag} wants comma-separated integers, got '{text}'") from None
+    if not vals or any(v < 1 for v in vals):
+        raise SystemExit(f"bench_sdpa.py: {flag} wants integers >= 1, got '{text}'")
+    return vals
+
+
 def config_columns(name, b, h, n, d, dname, causal, br=0, bc=0):
-    """The launch configuration of ioattn variant `name` for this problem, from the registry."""
+    """The launch configuration of ioattn forward variant `name` for this problem, from the registry."""
     cfg = ioattn.kernel_config(name, b, h, h, n, n, d, dname, causal=causal, window=(-1, -1), br=br, bc=bc,
                                splits=0)
     return {c: cfg.get(c, "") for c in CONFIG_COLS}
 
 
-def empty_row(impl, dname, d, causal, n, b, h, sample):
-    row = dict(impl=impl, study="bench", dtype=dname, head_dim=d, causal=int(causal), seqlen=n, batch=b, heads=h,
-               sample=sample, status="", ms=None, ms_min=None, ms_max=None, reps=0, timing="", flush_l2=None,
-               tflops=None)
+def bwd_config_columns(name, b, h, n, d, dname, causal):
+    """The launch configuration of ioattn backward variant `name` for this problem, from the registry."""
+    cfg = ioattn.backward_config(name, b, h, h, n, n, d, dname, causal=causal, window=(-1, -1))
+    return {c: cfg.get(c, "") for c in CONFIG_COLS}
+
+
+def empty_row(impl, pass_, dname, d, causal, n, b, h, sample):
+    row = {"impl": impl, "study": "bench", "pass": pass_}
+    row.update(dtype=dname, head_dim=d, causal=int(causal), seqlen=n, batch=b, heads=h, sample=sample, status="",
+               ms=None, ms_min=None, ms_max=None, reps=0, timing="", flush_l2=None, tflops=None)
     row.update({c: "" for c in CONFIG_COLS})
-    row.update(peak_extra_mib=None, max_abs_diff_vs_flash=None, limit="", error="")
+    row.update(forward_kernel="", peak_extra_mib=None, max_abs_diff_vs_flash=None, limit="", error="")
     return row
 
 
@@ -92,8 +144,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true", help="N in {1k, 4k}, d = 128, bf16 only")
+    ap.add_argument("--passes", default="fwd", help="comma list of fwd, bwd, fwdbwd (default: fwd)")
     ap.add_argument("--dtypes", default="", help="comma list of dtypes to run (default: bf16,fp16)")
-    ap.add_argument("--variants", default="", help="comma list of ioattn variants (default: all registered)")
+    ap.add_argument("--seqlens", default="", help="comma list of N (default: 512..16384; --quick: 1024,4096)")
+    ap.add_argument("--head-dims", default="", help="comma list of d (default: 64,128; --quick: 128)")
+    ap.add_argument("--variants", default="", help="comma list of ioattn forward variants (default: all registered)")
+    ap.add_argument("--bwd-variants", default="", help="comma list of ioattn backward variants (default: all)")
+    ap.add_argument("--fwdbwd-forward", default="auto",
+                    help="forward variant of the ioattn bwd/fwdbwd rows (auto: ioattn.choose_forward)")
     ap.add_argument("--samples", type=int, default=2, help="sweeps of the whole grid (run-to-run spread)")
     ap.add_argument("--reps", type=int, default=30, help="timed calls per (sample, config, impl)")
     ap.add_argument("--time-per-impl", type=float, default=0.5,
@@ -101,13 +159,19 @@ def main():
     ap.add_argument("--flush-l2", choices=["auto", "on", "off"], default="auto",
                     help="auto: flush when inputs + outputs < 4x L2 (timing.py)")
     ap.add_argument("--scalar-dtypes", default="bf16", help="dtypes the scalar rungs run in")
-    ap.add_argument("--scalar-max-n", default=SCALAR_MAX_N, help="NAME=N,...: largest N per scalar rung")
+    ap.add_argument("--scalar-max-n", default=SCALAR_MAX_N, help="NAME=N,...: largest N per scalar forward rung")
+    ap.add_argument("--scalar-bwd-max-n", type=int, default=4096, help="largest N of a scalar backward")
     ap.add_argument("--scalar-reps", type=int, default=3, help="timed calls of a scalar rung")
+    ap.add_argument("--naive-max-n", type=int, default=16384, help="largest N of sdpa:math (fwdbwd rows)")
     ap.add_argument("--deadline-s", type=float, default=0, help="start no config after this many seconds (0: none)")
     ap.add_argument("--commit", default="", help="commit of the binaries (default: build-gpu/carry/COMMIT)")
     args = ap.parse_args()
     if args.samples < 1 or args.reps < 1 or args.scalar_reps < 1:
         raise SystemExit("bench_sdpa.py: --samples, --reps and --scalar-reps must be >= 1")
+    passes = [p for p in args.passes.split(",") if p]
+    bad = [p for p in passes if p not in PASSES]
+    if bad or not passes:
+        raise SystemExit(f"bench_sdpa.py: --passes wants a comma list of {', '.join(PASSES)}, got '{args.passes}'")
     max_n = parse_max_n(args.scalar_max_n)
     if not torch.cuda.is_available():
         raise SystemExit("bench_sdpa.py: no CUDA device visible to torch")
@@ -120,8 +184,25 @@ def main():
     unknown = [v for v in variants if v not in registered]
     if unknown:
         raise SystemExit(f"bench_sdpa.py: unknown variant(s) {', '.join(unknown)} (registered: {', '.join(registered)})")
+    bwd_variants = []
+    if "bwd" in passes or "fwdbwd" in passes:
+        try:
+            bwd_registered = list(ioattn.backward_kernels())
+        except ioattn.IoattnError as e:
+            raise SystemExit(f"bench_sdpa.py: --passes {args.passes} needs the backward: {e}") from None
+        bwd_variants = [v for v in (args.bwd_variants.split(",") if args.bwd_variants else bwd_registered) if v]
+        unknown = [v for v in bwd_variants if v not in bwd_registered]
+        if unknown:
+            raise SystemExit(f"bench_sdpa.py: unknown backward variant(s) {', '.join(unknown)} "
+                             f"(registered: {', '.join(bwd_registered)})")
+        if args.fwdbwd_forward != "auto" and args.fwdbwd_forward not in registered:
+            raise SystemExit(f"bench_sdpa.py: --fwdbwd-forward {args.fwdbwd_forward} is not a registered forward")
     seqlens = [1024, 4096] if args.quick else SEQLENS
     dims = [128] if args.quick else [64, 128]
+    if args.seqlens:
+        seqlens = parse_ints(args.seqlens, "--seqlens")
+    if args.head_dims:
+        dims = parse_ints(args.head_dims, "--head-dims")
     dtypes = {"bf16": DTYPES["bf16"]} if args.quick else DTYPES
     if args.dtypes:
         unknown = set(args.dtypes.split(",")) - set(DTYPES)
@@ -132,9 +213,12 @@ def main():
     scalar_dtypes = set(args.scalar_dtypes.split(","))
     timing.prepare()
     context = timing.run_context(commit=args.commit or None, out_dir=args.out, flop_convention=FLOP_CONVENTION,
-                                 samples=args.samples, reps=args.reps, time_per_impl_s=args.time_per_impl,
-                                 scalar=dict(variants=sorted(SCALAR), dtypes=sorted(scalar_dtypes), max_n=max_n,
-                                             reps=args.scalar_reps),
+                                 passes=passes, samples=args.samples, reps=args.reps,
+                                 time_per_impl_s=args.time_per_impl,
+                                 scalar=dict(variants=sorted(SCALAR), backward="names containing _scalar",
+                                             dtypes=sorted(scalar_dtypes), max_n=max_n,
+                                             bwd_max_n=args.scalar_bwd_max_n, reps=args.scalar_reps),
+                                 naive_max_n=args.naive_max_n, fwdbwd_forward=args.fwdbwd_forward,
                                  seed="torch.manual_seed(N * 1000 + d) per config, the same in every sample",
                                  complete=False)
     rows = []
@@ -145,14 +229,14 @@ def main():
         for d in dims:
             h = 2048 // d
             for n in seqlens:
-                b = 16384 // n
+                b = max(1, 16384 // n)
                 for dname, dt in dtypes.items():
                     if args.deadline_s and time.monotonic() - t0 > args.deadline_s:
                         stopped = (f"stopped by --deadline-s {args.deadline_s:.0f} at sample {sample}, "
                                    f"before d={d} N={n} {dname}")
                         break
-                    rows += bench_config(args, sample, b, h, n, d, dname, dt, variants, max_n, scalar_dtypes,
-                                         flush, free0)
+                    rows += bench_config(args, passes, sample, b, h, n, d, dname, dt, variants, bwd_variants, max_n,
+                                         scalar_dtypes, flush, free0)
                     context.update(elapsed_s=round(time.monotonic() - t0, 1))
                     timing.write_results(args.out, "bench", rows, context)
                 if stopped:
@@ -167,87 +251,205 @@ def main():
     return 0
 
 
-def bench_config(args, sample, b, h, n, d, dname, dt, variants, max_n, scalar_dtypes, flush, free0):
-    """Rows of every implementation at one (sample, d, N, dtype), both causal settings."""
+class Inputs:
+    """The tensors of one config: q, k, v (BSHD) and, for the backward passes, the output gradient g
+    and leaf views of q, k, v that require grad (same memory)."""
+
+    def __init__(self, b, h, n, d, dt, need_grad):
+        self.q, self.k, self.v = (torch.randn(b, n, h, d, device="cuda", dtype=dt) for _ in range(3))
+        self.g = torch.randn(b, n, h, d, device="cuda", dtype=dt) if need_grad else None
+        self.leaves = [t.detach().requires_grad_(True) for t in (self.q, self.k, self.v)] if need_grad else None
+
+
+def sdpa_fn(inp, pass_, backend, causal):
+    """The timed call of SDPA for a pass, and a dict whose 'base' (allocated bytes the peak is taken
+    against) the first call may set."""
+    state = {}
+    if pass_ == "fwd":
+        qt, kt, vt = inp.q.transpose(1, 2), inp.k.transpose(1, 2), inp.v.transpose(1, 2)
+
+        def fn():
+            with sdpa_kernel(backend):
+                return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal).transpose(1, 2)
+        return fn, state
+
+    def forward():  # inside the call, so autograd records every node on the stream the call runs on
+        qt, kt, vt = (t.transpose(1, 2) for t in inp.leaves)
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+
+    gt = inp.g.transpose(1, 2)
+    if pass_ == "fwdbwd":
+        def fn():
+            return torch.autograd.grad(forward(), inp.leaves, gt)
+        return fn, state
+
+    def fn():  # bwd: the autograd graph is built once, by the first (warm-up) call
+        if "out" not in state:
+            state["out"] = forward()
+            torch.cuda.synchronize()
+            state["base"] = torch.cuda.memory_allocated()
+            torch.cuda.reset_peak_memory_stats()
+        return torch.autograd.grad(state["out"], inp.leaves, gt, retain_graph=True)
+    return fn, state
+
+
+def ioattn_fn(inp, pass_, name, fwd_name, causal, b, h, n, d):
+    """The timed call of an ioattn variant for a pass (outputs preallocated here, after the caller
+    reset the peak-memory counter), and its o, lse (for bwd: written once, before)."""
+    q, k, v = inp.q, inp.k, inp.v
+    if pass_ == "fwd":
+        o, lse = torch.empty_like(q), torch.empty((b, h, n), device=q.device, dtype=torch.float32)
+
+        def fn():
+            return ioattn.forward(q, k, v, kernel=name, causal=causal, out=o, lse=lse)[0]
+        return fn
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    if pass_ == "fwdbwd":
+        o, lse = torch.empty_like(q), torch.empty((b, h, n), device=q.device, dtype=torch.float32)
+
+        def fn():
+            ioattn.forward(q, k, v, kernel=fwd_name, causal=causal, out=o, lse=lse)
+            return ioattn.backward(q, k, v, o, lse, inp.g, kernel=name, causal=causal, dq=dq, dk=dk, dv=dv)[0]
+        return fn
+    o, lse = inp.fwd_state[(fwd_name, causal)]
+
+    def fn():
+        return ioattn.backward(q, k, v, o, lse, inp.g, kernel=name, causal=causal, dq=dq, dk=dk, dv=dv)[0]
+    return fn
+
+
+def bench_config(args, passes, sample, b, h, n, d, dname, dt, variants, bwd_variants, max_n, scalar_dtypes, flush,
+                 free0):
+    """Rows of every (pass, implementation) at one (sample, d, N, dtype), both causal settings."""
     rows = []
     torch.manual_seed(n * 1000 + d)
-    q, k, v = (torch.randn(b, n, h, d, device="cuda", dtype=dt) for _ in range(3))  # BSHD
-    qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)          # BHSD views
-    problem_bytes = 4 * q.nbytes + b * h * n * 4                                    # q, k, v, O + fp32 LSE
+    need_grad = any(p != "fwd" for p in passes)
+    inp = Inputs(b, h, n, d, dt, need_grad)
+    inp.fwd_state = {}
+    q = inp.q
+    bytes_fwd = 4 * q.nbytes + b * h * n * 4   # q, k, v, O + fp32 LSE
+    bytes_bwd = 8 * q.nbytes + b * h * n * 4   # q, k, v, O, dO in; dQ, dK, dV out; LSE
     torch.cuda.synchronize()
-    base_alloc = torch.cuda.memory_allocated()
     for causal in (False, True):
         flops = fwd_flops(b, h, n, d, causal)
-        o_flash = None
-        impls = [("sdpa:flash", SDPBackend.FLASH_ATTENTION), ("sdpa:cudnn", SDPBackend.CUDNN_ATTENTION)]
-        impls += [("ioattn:" + name, None) for name in variants]
-        for impl, backend in impls:
-            name = impl.split(":", 1)[1]
-            row = empty_row(impl, dname, d, causal, n, b, h, sample)
-            rows.append(row)
-            reps, max_time = args.reps, args.time_per_impl
-            if backend is None and name in SCALAR:
-                reps = min(reps, args.scalar_reps)
-                cap = max_n.get(name)
-                row["limit"] = (f"scalar rung: <= {reps} timed calls (--scalar-reps), dtypes "
-                                f"{','.join(sorted(scalar_dtypes))}" + (f", N <= {cap}" if cap else ""))
-                if dname not in scalar_dtypes:
-                    row.update(status="skipped", error=f"not run: scalar rung, dtype {dname} not in --scalar-dtypes")
-                    continue
-                if cap is not None and n > cap:
-                    row.update(status="skipped", error=f"not run: scalar rung, N {n} > {cap} (--scalar-max-n)")
-                    continue
-            o = lse = None
+        fwd_name = ""
+        if "bwd" in passes or "fwdbwd" in passes:
             try:
-                if backend is not None:
-                    def fn(backend=backend, causal=causal):
-                        with sdpa_kernel(backend):
-                            return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal).transpose(1, 2)
-                    ws = 0
-                else:
-                    row.update(config_columns(name, b, h, n, d, dname, causal))  # refuses what it cannot run
-                    ws = ioattn.workspace_bytes(name, b, h, h, n, n, d, dname, causal)
-                    if ws > 0.6 * free0:
-                        raise ioattn.IoattnError(2, f"{name}: workspace {ws / 2**30:.1f} GiB does not fit in 60% "
-                                                    f"of the free device memory")
-                torch.cuda.synchronize()
-                torch.cuda.reset_peak_memory_stats()
-                if backend is None:
-                    o = torch.empty_like(q)
-                    lse = torch.empty((b, h, n), device=q.device, dtype=torch.float32)
-
-                    def fn(name=name, causal=causal, o=o, lse=lse):
-                        return ioattn.forward(q, k, v, kernel=name, causal=causal, out=o, lse=lse)[0]
-
-                def first(out, impl=impl, ws=ws):
-                    nonlocal o_flash
-                    row["peak_extra_mib"] = (torch.cuda.max_memory_allocated() - base_alloc + ws) / 2**20
-                    if impl == "sdpa:flash":
-                        o_flash = out
-                    elif o_flash is not None:
-                        row["max_abs_diff_vs_flash"] = (out.float() - o_flash.float()).abs().max().item()
-
-                r = timing.time_call(fn, problem_bytes=problem_bytes, flush_l2=flush, reps=reps, min_reps=min(3, reps),
-                                     max_time_s=max_time, first_call=first)
-                row.update(status="ok", ms=r["median_ms"], ms_min=r["min_ms"], ms_max=r["max_ms"], reps=r["n"],
-                           timing=r["method"], flush_l2=int(r["flush_l2"]), tflops=flops / (r["median_ms"] * 1e-3) / 1e12)
-                if r["n"] < reps:
-                    row["limit"] = "; ".join(filter(None, [row["limit"], f"{r['n']} of {reps} timed calls "
-                                                           f"(--time-per-impl {max_time:g} s)"]))
+                fwd_name = (ioattn.choose_forward(b, h, h, n, n, d, dname, causal) if args.fwdbwd_forward == "auto"
+                            else args.fwdbwd_forward)
             except ioattn.IoattnError as e:
-                row.update(status="refused" if e.code == 2 else "error", error=str(e).splitlines()[0][:200])
-            except (RuntimeError, ValueError) as e:
-                row.update(status="error", error=(str(e).splitlines() or [type(e).__name__])[0][:200])
-            torch.cuda.synchronize()
-            del o, lse
-            print(f"s{sample} {impl:27s} {dname} d={d:3d} causal={int(causal)} N={n:5d} "
-                  + (f"{row['ms']:9.3f} ms {row['tflops']:7.1f} TFLOP/s  ({row['reps']} calls, {row['timing']})"
-                     if row["status"] == "ok" else f"{row['status']}: {row['error']}"), flush=True)
-        del o_flash
-    del q, k, v, qt, kt, vt
+                fwd_name = ""
+                print(f"no ioattn forward for the backward rows: {e}", flush=True)
+        for pass_ in passes:
+            ref = {}  # the flash output of this (causal, pass): first tensor of its warm-up call
+            impls = [("sdpa:flash", SDPA["sdpa:flash"]), ("sdpa:cudnn", SDPA["sdpa:cudnn"])]
+            if pass_ == "fwdbwd":
+                impls = [("sdpa:math", SDPA["sdpa:math"])] + impls
+            names = variants if pass_ == "fwd" else bwd_variants
+            impls += [("ioattn:" + name, None) for name in names]
+            for impl, backend in impls:
+                rows.append(bench_one(args, pass_, impl, backend, inp, sample, b, h, n, d, dname, causal, flops,
+                                      fwd_name, max_n, scalar_dtypes, flush, free0, ref,
+                                      bytes_fwd if pass_ == "fwd" else bytes_bwd))
+            del ref
+        inp.fwd_state.clear()
+    del inp, q
     ioattn.release_workspace()
     torch.cuda.empty_cache()
     return rows
+
+
+def bench_one(args, pass_, impl, backend, inp, sample, b, h, n, d, dname, causal, flops, fwd_name, max_n,
+              scalar_dtypes, flush, free0, ref, problem_bytes):
+    """One row: (pass, impl) at one config."""
+    name = impl.split(":", 1)[1]
+    row = empty_row(impl, pass_, dname, d, causal, n, b, h, sample)
+    reps, max_time = args.reps, args.time_per_impl
+    scalar = backend is None and (name in SCALAR if pass_ == "fwd" else is_scalar_backward(name))
+    if scalar:
+        reps = min(reps, args.scalar_reps)
+        cap = max_n.get(name) if pass_ == "fwd" else args.scalar_bwd_max_n
+        flag = "--scalar-max-n" if pass_ == "fwd" else "--scalar-bwd-max-n"
+        row["limit"] = (f"scalar rung: <= {reps} timed calls (--scalar-reps), dtypes "
+                        f"{','.join(sorted(scalar_dtypes))}" + (f", N <= {cap}" if cap else ""))
+        if dname not in scalar_dtypes:
+            row.update(status="skipped", error=f"not run: scalar rung, dtype {dname} not in --scalar-dtypes")
+            return log(row)
+        if cap is not None and n > cap:
+            row.update(status="skipped", error=f"not run: scalar rung, N {n} > {cap} ({flag})")
+            return log(row)
+    if impl == "sdpa:math":
+        need = 6 * b * h * n * n * inp.q.element_size()  # S, P, dP, dS and their copies (estimate)
+        if n > args.naive_max_n:
+            row.update(status="skipped", error=f"not run: naive path, N {n} > {args.naive_max_n} (--naive-max-n)")
+            return log(row)
+        if need > 0.6 * free0:
+            row.update(status="skipped", error=f"not run: naive path needs ~{need / 2**30:.0f} GiB (6 B H N^2 "
+                                                f"elements), over 60% of the free device memory")
+            return log(row)
+    state = {}
+    try:
+        ws = 0
+        if backend is None:
+            if pass_ == "fwd":
+                row.update(config_columns(name, b, h, n, d, dname, causal))  # refuses what it cannot run
+                ws = ioattn.workspace_bytes(name, b, h, h, n, n, d, dname, causal)
+            else:
+                if not fwd_name:
+                    raise ioattn.IoattnError(2, "no ioattn forward runs this problem (its O and LSE are needed)")
+                row["forward_kernel"] = fwd_name
+                row.update(bwd_config_columns(name, b, h, n, d, dname, causal))
+                ws = ioattn.backward_workspace_bytes(name, b, h, h, n, n, d, dname, causal)
+                if pass_ == "fwdbwd":
+                    ws += ioattn.workspace_bytes(fwd_name, b, h, h, n, n, d, dname, causal)
+                elif (fwd_name, causal) not in inp.fwd_state:  # bwd: the forward's O, LSE, once per config
+                    o, lse = ioattn.forward(inp.q, inp.k, inp.v, kernel=fwd_name, causal=causal)
+                    inp.fwd_state[(fwd_name, causal)] = (o, lse)
+            if ws > 0.6 * free0:
+                raise ioattn.IoattnError(2, f"{name}: workspace {ws / 2**30:.1f} GiB does not fit in 60% "
+                                            f"of the free device memory")
+        torch.cuda.synchronize()
+        state["base"] = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        if backend is None:
+            fn = ioattn_fn(inp, pass_, name, fwd_name, causal, b, h, n, d)
+        else:
+            fn, fn_state = sdpa_fn(inp, pass_, backend, causal)
+            state["fn"] = fn_state
+
+        def first(out, impl=impl, ws=ws):
+            base = state.get("fn", {}).get("base", state["base"])  # SDPA bwd: after its forward
+            row["peak_extra_mib"] = (torch.cuda.max_memory_allocated() - base + ws) / 2**20
+            x = out if isinstance(out, torch.Tensor) else out[0]  # O (fwd) or dQ (bwd, fwdbwd)
+            if impl == "sdpa:flash":
+                ref["x"] = x
+            elif ref.get("x") is not None and x is not None:
+                row["max_abs_diff_vs_flash"] = (x.float() - ref["x"].float()).abs().max().item()
+
+        r = timing.time_call(fn, problem_bytes=problem_bytes, flush_l2=flush, reps=reps, min_reps=min(3, reps),
+                             max_time_s=max_time, first_call=first)
+        f = flops * FLOP_FACTOR[pass_]
+        row.update(status="ok", ms=r["median_ms"], ms_min=r["min_ms"], ms_max=r["max_ms"], reps=r["n"],
+                   timing=r["method"], flush_l2=int(r["flush_l2"]), tflops=f / (r["median_ms"] * 1e-3) / 1e12)
+        if r["n"] < reps:
+            row["limit"] = "; ".join(filter(None, [row["limit"], f"{r['n']} of {reps} timed calls "
+                                                   f"(--time-per-impl {max_time:g} s)"]))
+    except ioattn.IoattnError as e:
+        row.update(status="refused" if e.code == 2 else "error", error=str(e).splitlines()[0][:200])
+    except (RuntimeError, ValueError) as e:
+        row.update(status="error", error=(str(e).splitlines() or [type(e).__name__])[0][:200])
+    torch.cuda.synchronize()
+    state.clear()
+    return log(row)
+
+
+def log(row):
+    print(f"s{row['sample']} {row['pass']:6s} {row['impl']:27s} {row['dtype']} d={row['head_dim']:3d} "
+          f"causal={row['causal']} N={row['seqlen']:5d} "
+          + (f"{row['ms']:9.3f} ms {row['tflops']:7.1f} TFLOP/s  ({row['reps']} calls, {row['timing']})"
+             if row["status"] == "ok" else f"{row['status']}: {row['error']}"), flush=True)
+    return row
 
 
 if __name__ == "__main__":

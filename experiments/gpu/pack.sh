@@ -2,13 +2,21 @@
 # experiments/gpu/pack.sh: copy what run_h200.sh needs into build-gpu/carry/ (git-ignored, well
 # under the 64 MiB a device call may carry): the sm_90 binaries, the C ABI library, the shared
 # libraries the device image may lack (fmt, gomp, cudart), and the commit they were built from.
-#   cmake --build build-gpu --target ioattn ioattn_capi gpu_kernels -j2 && experiments/gpu/pack.sh
+# The backward suite (gpu_backward) is copied when it was built; without it run_h200.sh reports
+# its stage `backward` as not run.
+#   cmake --build build-gpu --target ioattn ioattn_capi gpu_kernels gpu_backward -j2 && experiments/gpu/pack.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=build-gpu
 C=$B/carry
 rm -rf "$C" && mkdir -p "$C/lib"
 cp $B/apps/ioattn $B/verify/kernels/gpu_kernels $B/kernels/libioattn_capi.so "$C/"
+if [ -x $B/verify/kernels/gpu_backward ]; then
+  cp $B/verify/kernels/gpu_backward "$C/"
+  strip --strip-unneeded "$C/gpu_backward" || true
+else
+  echo "pack.sh: $B/verify/kernels/gpu_backward not built: the backward suite will not run (target gpu_backward)" >&2
+fi
 strip --strip-unneeded "$C/ioattn" "$C/gpu_kernels" "$C/libioattn_capi.so" || true
 for lib in libfmt.so.9 libgomp.so.1 libcudart.so.13; do
   p=$(ldd "$C/ioattn" "$C/libioattn_capi.so" | awk -v l=$lib '$1 == l {print $3; exit}')

@@ -15,12 +15,21 @@
 #   tests     the GPU suite (verify/kernels/gpu_kernels: every registered variant vs the reference;
 #             one line `variant NAME: N cases run, M refused` per variant, fails when one ran no
 #             case), beside compute-sanitizer memcheck and racecheck over its quick shapes
-#   pybad     python/test_bad_input.py: bad input to the Python front door is refused, nothing is
-#             written outside the outputs (rc 0 = pass)
+#   backward  the GPU backward suite (verify/kernels/gpu_backward: every registered backward's
+#             dQ, dK, dV vs the float64 reference, determinism, refusals; one `variant NAME: ...`
+#             line per backward), beside compute-sanitizer memcheck and racecheck of it
+#             (IOATTN_GPU_QUICK=1 IOATTN_RC_SCALE=0.1); cap T_BWD (150 s)
+#   pybad     python/test_bad_input.py: bad input to the Python front door (forward and
+#             backward) is refused, nothing is written outside the outputs (rc 0 = pass)
+#   autograd  python/test_autograd.py: torch.autograd gradients of ioattn.attention vs SDPA under
+#             the error rule, torch.compile, opcheck (rc 0 = pass); cap T_AUTOGRAD (120 s)
+#   train     experiments/gpu/train_gpt.py: a small GPT trained with ioattn and with SDPA flash
+#             from one initialization (loss curves, step time, peak memory); cap T_TRAIN (130 s)
 #   example   python/example_compare_sdpa.py on two shapes
 #   ncu       Nsight Compute DRAM/L2 bytes of every variant at N in {1k, 4k, 16k} (ncu_collect.py)
 #   ceilings  copy bandwidth and bf16/fp16/fp32 GEMM rates (ceilings.py, two samples)
-#   bench     ioattn vs SDPA flash/cuDNN, the FA2 grid, two samples (bench_sdpa.py)
+#   bench     ioattn vs SDPA flash/cuDNN, the FA2 grid, two samples (bench_sdpa.py), passes
+#             $BENCH_PASSES (default fwd; mode backward: bwd,fwdbwd, --quick grid)
 #   tiles     v03_fa2_scalar over (Br, Bc) (bench_tiles.py)
 # Modes (first argument) and what they take on the H200:
 #   check    tests pybad example ncu              one call, budget 570 s (tests ~150 s, ncu the rest)
@@ -36,6 +45,9 @@
 #   bench    only the benchmark (two samples), budget 400 s
 #   core     tests pybad ceilings bench, budget 400 s: the least one call needs for a committed
 #            run (T_TEST caps the tests, default 150 s; BENCH_ARGS are passed to bench_sdpa.py)
+#   backward backward pybad autograd train bench (bench: --passes bwd,fwdbwd --quick, two
+#            samples; the whole grid: BENCH_PASSES=bwd,fwdbwd with mode bench), budget 570 s
+#            (caps 150 + 60 + 120 + 130 s, the bench what is left, at least ~90 s)
 # RUN_BUDGET overrides a mode's budget (seconds).
 set -u
 MODE=${1:-full}
@@ -48,8 +60,10 @@ case "$MODE" in
   ncu)     STAGES="ncu"; BUDGET=${NCU_CAP:-400} ;;
   bench)   STAGES="bench"; BUDGET=400 ;;
   core)    STAGES="tests pybad ceilings bench"; BUDGET=400 ;;
-  *) echo "run_h200.sh: unknown mode '$MODE' (check, measure, full, quick, recheck, ncu, bench, core)" >&2; exit 2 ;;
+  backward) STAGES="backward pybad autograd train bench"; BUDGET=570; BENCH_PASSES=${BENCH_PASSES:-bwd,fwdbwd} ;;
+  *) echo "run_h200.sh: unknown mode '$MODE' (check, measure, full, quick, recheck, ncu, bench, core, backward)" >&2; exit 2 ;;
 esac
+BENCH_PASSES=${BENCH_PASSES:-fwd}
 BUDGET=${RUN_BUDGET:-$BUDGET}
 ROOT=$(pwd)
 C=$ROOT/build-gpu/carry
@@ -81,7 +95,7 @@ stage context
   echo "commit: $(cat "$C/COMMIT" 2>/dev/null)"
   echo "built: $(tr '\n' ' ' 2>/dev/null < "$C/BUILT")"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "command: bash experiments/gpu/run_h200.sh $MODE (budget $BUDGET s; NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-})"
+  echo "command: bash experiments/gpu/run_h200.sh $MODE (budget $BUDGET s; NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-} BENCH_PASSES=$BENCH_PASSES BENCH_ARGS=${BENCH_ARGS:-})"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
   uname -r
@@ -110,11 +124,50 @@ if want tests "${T_TEST:-150}"; then
   done
 fi
 
+# backward: the backward suite and the two sanitizers over it, side by side.
+stage "gpu backward tests + memcheck + racecheck (in parallel)"
+if want backward "${T_BWD:-150}"; then
+  if [ ! -x "$C/gpu_backward" ]; then
+    note "backward NOT RUN: build-gpu/carry/ has no gpu_backward (build the target gpu_backward, then pack.sh)"
+  else
+    IOATTN_RC_SCALE=$SCALE OMP_NUM_THREADS=8 timeout "$CAP" "$C/gpu_backward" > "$R/test_gpu_backward.log" 2>&1 &
+    P_BWD=$!
+    for tool in memcheck racecheck; do
+      IOATTN_GPU_QUICK=1 IOATTN_RC_SCALE=0.1 OMP_NUM_THREADS=4 timeout "$CAP" \
+        compute-sanitizer --tool $tool --error-exitcode 9 "$C/gpu_backward" > "$R/sanitizer_bwd_$tool.log" 2>&1 &
+      eval "P_bwd_$tool=\$!"
+    done
+    wait $P_BWD; note "gpu_backward rc=$? (0 pass, 1 a check failed or a backward ran no case, 124 timed out)"
+    grep -E "^variant |FAIL|SKIPPED" "$R/test_gpu_backward.log" | head -40 | tee -a "$R/summary.txt"
+    for tool in memcheck racecheck; do
+      eval "wait \$P_bwd_$tool"
+      note "compute-sanitizer $tool (gpu_backward) rc=$? (0: clean and tests passed; 9: sanitizer errors; 1: a check failed; 124: timed out)"
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$R/sanitizer_bwd_$tool.log" | head -3 | tee -a "$R/summary.txt"
+    done
+  fi
+fi
+
 stage "python bad-input test"
 if want pybad 60; then
   timeout "$CAP" python3 python/test_bad_input.py > "$R/pybad.log" 2>&1
   note "python bad-input test rc=$? (0: every bad input refused, nothing written outside the outputs; 77: skipped, no GPU)"
   tail -1 "$R/pybad.log" | tee -a "$R/summary.txt"
+fi
+
+stage "python autograd test (ioattn.attention vs SDPA, torch.compile)"
+if want autograd "${T_AUTOGRAD:-120}"; then
+  timeout "$CAP" python3 python/test_autograd.py > "$R/autograd.log" 2>&1
+  note "python autograd test rc=$? (0: every gradient within the error rule; 1: a case failed; 77: skipped; 124: timed out)"
+  grep -E "^FAIL" "$R/autograd.log" | head -20 | tee -a "$R/summary.txt"
+  tail -1 "$R/autograd.log" | tee -a "$R/summary.txt"
+fi
+
+stage "train a small GPT (ioattn vs SDPA flash)"
+if want train "${T_TRAIN:-130}"; then
+  timeout "$CAP" python3 experiments/gpu/train_gpt.py --out "$R" --time-budget-s $(( CAP > 40 ? CAP - 20 : CAP / 2 )) \
+    > "$R/train_gpt.log" 2>&1
+  note "train_gpt rc=$? (0: loss fell and the curves agree within the tolerance; 1: not; 124: timed out)"
+  grep -E "^ioattn kernels|^estimate|^steps cut|^ioattn:|^sdpa:|^train_gpt:" "$R/train_gpt.log" | tee -a "$R/summary.txt"
 fi
 
 stage "python example (ctypes module on torch tensors vs SDPA)"
@@ -151,9 +204,9 @@ stage bench
 # The bench leaves room for the tiles after it (mode measure/full).
 case " $STAGES " in *" tiles "*) BENCH_WANT=$(( $(cap 600) - 60 )) ;; *) BENCH_WANT=600 ;; esac
 if want bench "$BENCH_WANT"; then
-  if [ "$MODE" = quick ]; then BQ=--quick; else BQ=; fi
-  timeout "$CAP" python3 experiments/gpu/bench_sdpa.py --out "$R" $BQ ${BENCH_ARGS:-} --samples 2 --deadline-s $(( CAP > 80 ? CAP - 40 : CAP / 2 )) \
-    > "$R/bench.log" 2>&1
+  case "$MODE" in quick|backward) BQ=--quick ;; *) BQ= ;; esac
+  timeout "$CAP" python3 experiments/gpu/bench_sdpa.py --out "$R" $BQ --passes "$BENCH_PASSES" ${BENCH_ARGS:-} --samples 2 \
+    --deadline-s $(( CAP > 80 ? CAP - 40 : CAP / 2 )) > "$R/bench.log" 2>&1
   note "bench rc=$?"
   tail -1 "$R/bench.log" | tee -a "$R/summary.txt"
 fi

@@ -2,10 +2,14 @@
 
     python3 experiments/gpu/summarize.py DIR
 
-DIR holds what run_h200.sh wrote (any subset): test_gpu.log, pybad.log, ceilings.csv, ncu.csv,
-tiles.csv, bench.csv. Sections, in this order (the last one is the headline):
-  GPU suite       the `variant NAME: N cases run, M refused` lines and any FAIL line
-  bad input       the last line of python/test_bad_input.py's log
+DIR holds what run_h200.sh wrote (any subset): test_gpu.log, test_gpu_backward.log, pybad.log,
+autograd.log, train_gpt.json, ceilings.csv, ncu.csv, tiles.csv, bench.csv. Sections, in this order
+(the last one of each bench pass is its headline):
+  GPU suite       the `variant NAME: N cases run, M refused` lines and any FAIL line (forward
+                  suite, then the backward suite)
+  bad input       the last line of python/test_bad_input.py's log, then of python/test_autograd.py's
+  train_gpt       the summary of experiments/gpu/train_gpt.py (steps, step time, peak memory, loss
+                  difference and its tolerance)
   ceilings        copy GB/s and GEMM TFLOP/s per sample, mean and spread
   ncu             DRAM read / compulsory read, DRAM write / compulsory write, FLOP per DRAM byte,
                   L2 bytes / compulsory bytes, the launch configuration
@@ -15,6 +19,10 @@ tiles.csv, bench.csv. Sections, in this order (the last one is the headline):
   ratios          every ioattn variant vs SDPA flash and cuDNN, per config:
                   "1.04x (s0 1.03, s1 1.05) win"
   headline        per config, the best ioattn variant against flash and cuDNN, and the counts
+  (bench, ratios and headline once per pass in bench.csv's `pass` column: fwd, bwd, fwdbwd; a
+  file without the column is all fwd; FLOPs by the FA2 convention: bwd 2.5x, fwdbwd 3.5x fwd)
+  memory          the fwdbwd rows' peak_extra_mib per N (the FA paper's memory figure: sdpa:math
+                  the naive path, sdpa:flash and ioattn the flash path), when there are fwdbwd rows
 A ratio is speedup = ms(peer) / ms(ioattn) per sample; the number is the mean of the samples and
 its spread |r0 - r1| / mean (timing.spread). It is a "win" when the margin (mean - 1) exceeds the
 spread, a "loss" when (1 - mean) does, else "not a win" (the margin is smaller than the spread);
@@ -22,6 +30,7 @@ with one sample there is no spread and the verdict is "one sample". Reads old fo
 `sample` column: one sample).
 """
 import csv
+import json
 import os
 import re
 import sys
@@ -30,6 +39,8 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from timing import spread  # noqa: E402  (no torch needed for spread)
 
+PASS_WHAT = {"fwd": "forward", "bwd": "backward alone", "fwdbwd": "forward + backward"}
+PASS_FLOPS = {"fwd": "4*B*H*N^2*d, /2 causal", "bwd": "2.5x fwd", "fwdbwd": "3.5x fwd"}
 CONFIG_COLS = ["br", "bc", "stages", "threads", "smem_bytes", "ctas_per_sm", "grid_order", "launches", "splits"]
 
 
@@ -59,11 +70,24 @@ def config_key(r):
     return (r["dtype"], int(r["head_dim"]), int(r["causal"]), int(r["seqlen"]))
 
 
-def bench_points(rows):
-    """{(dtype, d, causal, N): {impl: {sample: row}}} of the rows that ran."""
+def row_pass(r):
+    """The row's pass: fwd, bwd or fwdbwd (rows of files without the column are fwd)."""
+    return (r.get("pass") or "fwd").lower()
+
+
+def passes_of(rows):
+    out = []
+    for r in rows:
+        if row_pass(r) not in out:
+            out.append(row_pass(r))
+    return out
+
+
+def bench_points(rows, pass_="fwd"):
+    """{(dtype, d, causal, N): {impl: {sample: row}}} of the rows of one pass that ran."""
     pts = defaultdict(lambda: defaultdict(dict))
     for r in rows:
-        if is_ok(r):
+        if is_ok(r) and row_pass(r) == pass_:
             pts[config_key(r)][r["impl"]][int(r.get("sample") or 0)] = r
     return pts
 
@@ -109,25 +133,25 @@ def fmt_ratio(m, rs, sp):
     return f"{m:{f}}x ({per}) {verdict(m, sp)}"
 
 
-def section_suite(d):
-    path = os.path.join(d, "test_gpu.log")
+def section_suite(d, log="test_gpu.log", title="GPU suite"):
+    path = os.path.join(d, log)
     if not os.path.exists(path):
         return
     lines = open(path, errors="replace").read().splitlines()
     var = [ln for ln in lines if ln.startswith("variant ")]
     fails = [ln for ln in lines if "FAIL" in ln]
-    print("GPU suite (test_gpu.log): per-variant coverage")
+    print(f"{title} ({log}): per-variant coverage")
     for ln in var or ["(no `variant NAME: ...` lines: the suite did not reach its coverage report)"]:
         print("  " + ln)
     print(f"  FAIL lines: {len(fails)}" + "".join("\n  " + f for f in fails[:10]))
     print()
 
 
-def section_pybad(d):
-    path = os.path.join(d, "pybad.log")
+def section_pybad(d, log="pybad.log", title="python bad-input test"):
+    path = os.path.join(d, log)
     if os.path.exists(path):
         lines = [ln for ln in open(path, errors="replace").read().splitlines() if ln.strip()]
-        print("python bad-input test (pybad.log): " + (lines[-1] if lines else "empty log"))
+        print(f"{title} ({log}): " + (lines[-1] if lines else "empty log"))
         print()
 
 
@@ -199,10 +223,11 @@ def section_tiles(d):
     print()
 
 
-def section_bench(rows, pts, impls):
+def section_bench(rows, pts, impls, pass_="fwd"):
+    """rows: the rows of one pass (impls: their impls, in order)."""
     samples = sorted({int(r.get("sample") or 0) for r in rows})
-    print(f"bench (bench.csv): TFLOP/s by the FA2 convention, mean of {len(samples)} sample(s) "
-          f"{samples}; '-' = not run (see below)")
+    print(f"bench (bench.csv), pass {pass_} ({PASS_WHAT.get(pass_, pass_)}): TFLOP/s by the FA2 convention "
+          f"({PASS_FLOPS.get(pass_, '?')}), mean of {len(samples)} sample(s) {samples}; '-' = not run (see below)")
     print(f"{'dt':4s} {'d':>3s} {'c':1s} {'N':>5s} " + " ".join(f"{short(i)[:9]:>9s}" for i in impls))
     for key in sorted(pts):
         vals = pts[key]
@@ -220,9 +245,12 @@ def section_bench(rows, pts, impls):
     for r in rows:
         if r["impl"].startswith("ioattn:") and r.get("br") not in (None, "") and int(r.get("sample") or 0) == samples[0]:
             c = " ".join(f"{k}={r[k]}" for k in CONFIG_COLS if r.get(k) not in (None, ""))
+            if r.get("forward_kernel"):
+                c += f" (after forward {r['forward_kernel']})"
             cfgs[r["impl"]][c].append(f"{r['dtype']}/d{r['head_dim']}/c{r['causal']}/N{r['seqlen']}")
     if cfgs:
-        print("launch configuration of each ioattn variant (kernel_config), with the configs it applies to:")
+        query = "kernel_config" if pass_ == "fwd" else "backward_config"
+        print(f"launch configuration of each ioattn variant ({query}), with the configs it applies to:")
         for impl, by in cfgs.items():
             for c, where in by.items():
                 ds = sorted({w.split("/")[1] for w in where})
@@ -252,12 +280,12 @@ def section_bench(rows, pts, impls):
     print()
 
 
-def section_ratios(pts, impls):
+def section_ratios(pts, impls, pass_="fwd"):
     peers = [p for p in ("sdpa:flash", "sdpa:cudnn") if p in impls]
     mine = [i for i in impls if i.startswith("ioattn:")]
     if not peers or not mine:
         return
-    print("ratios: speedup = ms(peer) / ms(ioattn), mean of the samples (per sample); win / not a win "
+    print(f"ratios, pass {pass_}: speedup = ms(peer) / ms(ioattn), mean of the samples (per sample); win / not a win "
           "(margin < spread) / loss")
     for key in sorted(pts):
         vals = pts[key]
@@ -269,11 +297,11 @@ def section_ratios(pts, impls):
     print()
 
 
-def section_headline(pts, impls):
+def section_headline(pts, impls, pass_="fwd"):
     peers = [p for p in ("sdpa:flash", "sdpa:cudnn") if p in impls]
     if "sdpa:flash" not in peers:
         return
-    print("headline: per config the best ioattn variant (highest mean speedup over SDPA flash)")
+    print(f"headline, pass {pass_}: per config the best ioattn variant (highest mean speedup over SDPA flash)")
     for key in sorted(pts):
         vals = pts[key]
         if "sdpa:flash" not in vals:
@@ -297,6 +325,51 @@ def section_headline(pts, impls):
             if c:
                 print(f"  {short(i):20s} vs {short(p):5s}: " + ", ".join(f"{v} {n}" for v, n in sorted(c.items()))
                       + f" (of {sum(c.values())})")
+    print()
+
+
+def section_memory(rows):
+    """fwdbwd peak_extra_mib per (dtype, d, causal) and N, one column per impl (first sample that has it)."""
+    mem = defaultdict(dict)
+    impls = []
+    for r in rows:
+        if row_pass(r) != "fwdbwd" or fnum(r.get("peak_extra_mib")) is None or not is_ok(r):
+            continue
+        key = (r["dtype"], int(r["head_dim"]), int(r["causal"]), int(r["seqlen"]))
+        mem[key].setdefault(r["impl"], fnum(r["peak_extra_mib"]))
+        if r["impl"] not in impls:
+            impls.append(r["impl"])
+    if not mem:
+        return
+    print("memory, pass fwdbwd: peak device MiB of one forward + backward beyond q, k, v, dO (peak_extra_mib: "
+          "torch allocator peak + ioattn's C ABI workspace); sdpa:math = the naive path")
+    widths = [max(9, len(short(i))) for i in impls]
+    print(f"{'dt':4s} {'d':>3s} {'c':1s} {'N':>5s} " + " ".join(f"{short(i):>{w}s}" for i, w in zip(impls, widths)))
+    for key in sorted(mem):
+        cells = [f"{mem[key][i]:{w}.1f}" if i in mem[key] else f"{'-':>{w}s}" for i, w in zip(impls, widths)]
+        print(f"{key[0]:4s} {key[1]:>3d} {key[2]:1d} {key[3]:>5d} " + " ".join(cells))
+    print()
+
+
+def section_train(d):
+    path = os.path.join(d, "train_gpt.json")
+    if not os.path.exists(path):
+        return
+    try:
+        with open(path) as f:
+            s = json.load(f).get("summary", {})
+    except (OSError, ValueError) as e:
+        print(f"train_gpt (train_gpt.json): unreadable ({e})")
+        print()
+        return
+    print("train_gpt (train_gpt.json): small GPT trained with ioattn.attention and with SDPA flash from one init")
+    for key in ("model", "steps", "precision", "kernels", "step_ms_median", "tokens_per_s", "peak_mib",
+                "ioattn_capi_workspace_mib", "loss_first", "loss_last", "copy_loss_first", "copy_loss_last",
+                "loss_floor_estimate", "steps_cut", "max_abs_loss_diff",
+                "max_rel_smoothed_diff_after", "tolerance", "within_tolerance", "loss_fell", "status"):
+        if key in s:
+            print(f"  {key:28s} {s[key]}")
+    print()
 
 
 def main(argv):
@@ -308,7 +381,10 @@ def main(argv):
         print(f"summarize.py: {d} is not a folder", file=sys.stderr)
         return 2
     section_suite(d)
+    section_suite(d, "test_gpu_backward.log", "GPU backward suite")
     section_pybad(d)
+    section_pybad(d, "autograd.log", "python autograd test")
+    section_train(d)
     section_ceilings(d)
     section_ncu(d)
     section_tiles(d)
@@ -316,10 +392,13 @@ def main(argv):
     if not rows:
         print("no bench.csv")
         return 0
-    pts, impls = bench_points(rows), impl_order(rows)
-    section_bench(rows, pts, impls)
-    section_ratios(pts, impls)
-    section_headline(pts, impls)
+    for pass_ in passes_of(rows):
+        prow = [r for r in rows if row_pass(r) == pass_]
+        pts, impls = bench_points(rows, pass_), impl_order(prow)
+        section_bench(prow, pts, impls, pass_)
+        section_ratios(pts, impls, pass_)
+        section_headline(pts, impls, pass_)
+    section_memory(rows)
     return 0
 
 
