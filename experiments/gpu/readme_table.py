@@ -56,8 +56,9 @@ def load():
     rows, seen = [], set()
     for d in bench_dirs:  # a point measured in two folders: the first listed wins
         rs = read_csv(os.path.join(d, "bench.csv")) or []
-        keys = {(r["impl"], r["dtype"], r["head_dim"], r["causal"], r["seqlen"]) for r in rs}
-        rows += [r for r in rs if (r["impl"], r["dtype"], r["head_dim"], r["causal"], r["seqlen"]) not in seen]
+        key = lambda r: (r["impl"], r.get("pass") or "fwd", r["dtype"], r["head_dim"], r["causal"], r["seqlen"])  # noqa: E731
+        keys = {key(r) for r in rs}
+        rows += [r for r in rs if key(r) not in seen]
         seen |= keys
     ncu = [r for d in ncu_dirs for r in (read_csv(os.path.join(d, "ncu.csv")) or [])]
     if not rows:
