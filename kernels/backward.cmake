@@ -11,6 +11,8 @@
 set(IOATTN_BACKWARD_VARIANTS
   bwd01_fa2_scalar.hip
   bwd01b_fa2_scalar_dqpass.hip
+  bwd02_fa2_mma.hip
+  bwd02b_fa2_mma_dqpass.hip
 )
 set(IOATTN_BACKWARD_HARNESS harness_bwd.hip)
 

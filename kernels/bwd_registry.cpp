@@ -13,7 +13,11 @@
   X(bwd01_fa2_scalar,         "v03_fa2_scalar", "fa2", "atomic",   "in_block", false, "fp32,fp16,bf16", "any<=256", true, \
     "FA2 backward, scalar fp32 math (teaching kernel): one CTA per K/V block, Q_i/dO_i streamed, P and dS recomputed from LSE, dK/dV in registers, dQ by fp32 atomics") \
   X(bwd01b_fa2_scalar_dqpass, "v03_fa2_scalar", "fa2", "separate", "in_block", true,  "fp32,fp16,bf16", "any<=256", true, \
-    "bwd01 without atomics: the K/V-outer kernel computes dK/dV only, a Q-outer pass recomputes S, dP and owns dQ_i (deterministic)")
+    "bwd01 without atomics: the K/V-outer kernel computes dK/dV only, a Q-outer pass recomputes S, dP and owns dQ_i (deterministic)") \
+  X(bwd02_fa2_mma,            "v04_fa2_mma",    "fa2", "atomic",   "in_block", false, "fp16,bf16",      "64,128",   false, \
+    "the five products on matrix cores (mma.sync / MFMA via fragment.hpp): each warp owns 16 keys, S^T, dP^T, P^T, dS^T as fragments, dQ by fp32 atomics") \
+  X(bwd02b_fa2_mma_dqpass,    "v04_fa2_mma",    "fa2", "separate", "in_block", true,  "fp16,bf16",      "64,128",   false, \
+    "bwd02 without atomics: dK/dV only in the K/V-outer kernel, a Q-outer matrix-core pass owns dQ_i (deterministic)")
 // clang-format on
 
 namespace ioattn::kernels {
