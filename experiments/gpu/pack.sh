@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# experiments/gpu/pack.sh: copy what run_h200.sh needs into build-gpu/carry/ (git-ignored, well
-# under the 64 MiB a device call may carry): the sm_90 binaries, the C ABI library, the shared
+# experiments/gpu/pack.sh: copy what run_h200.sh needs into build-gpu/carry/ (git-ignored; also
+# as build-gpu/carry.tar.xz, for a GPU machine that takes only a small tree along): the sm_90 binaries, the C ABI library, the shared
 # libraries the device image may lack (fmt, gomp, cudart), and the commit they were built from.
 # The backward suite (gpu_backward) is copied when it was built; without it run_h200.sh reports
 # its stage `backward` as not run.
@@ -25,3 +25,8 @@ done
 git rev-parse HEAD > "$C/COMMIT"
 { git status --porcelain --untracked-files=no | grep -q . && echo "dirty tree"; date -u +%Y-%m-%dT%H:%M:%SZ; } > "$C/BUILT" || true
 du -sh "$C"
+# The same folder xz-compressed (the binaries embed every kernel's device code and compress ~9x):
+# carry build-gpu/carry.tar.xz instead of build-gpu/carry when the folder would push the tree past
+# what one GPU call may take along; run_h200.sh unpacks it when the folder is absent.
+tar cJf "$B/carry.tar.xz" -C "$B" carry
+du -sh "$B/carry.tar.xz"

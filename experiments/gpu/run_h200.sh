@@ -67,6 +67,10 @@ BENCH_PASSES=${BENCH_PASSES:-fwd}
 BUDGET=${RUN_BUDGET:-$BUDGET}
 ROOT=$(pwd)
 C=$ROOT/build-gpu/carry
+# pack.sh also writes build-gpu/carry.tar.xz (the same binaries, compressed): unpack it when only it came.
+if [ ! -d "$C" ] && [ -f "$ROOT/build-gpu/carry.tar.xz" ]; then
+  tar xJf "$ROOT/build-gpu/carry.tar.xz" -C "$ROOT/build-gpu" || { echo "run_h200.sh: cannot unpack build-gpu/carry.tar.xz" >&2; exit 2; }
+fi
 if [ ! -x "$C/gpu_kernels" ] || [ ! -f "$C/libioattn_capi.so" ] || [ ! -x "$C/ioattn" ]; then
   echo "run_h200.sh: build-gpu/carry/ lacks gpu_kernels, ioattn or libioattn_capi.so: run experiments/gpu/pack.sh after building (from the repository root)" >&2
   exit 2
