@@ -50,7 +50,7 @@ std::vector<std::string> split_list(const std::string& s) {
 
 sim::Strategy strategy_or_throw(const std::string& s) {
   if (auto v = sim::parse_strategy(s)) return *v;
-  throw UsageError(fmt::format("unknown strategy '{}' (known: standard, fa1, fa2, splitkv)", s));
+  throw UsageError(fmt::format("unknown strategy '{}' (known: {})", s, sim::strategy_names(", ")));
 }
 
 Pass pass_or_throw(const std::string& s) {
@@ -181,6 +181,14 @@ struct SimFlags {
   int64_t br = 0, bc = 0, splits = 1, ctas = 0;
 };
 
+// The footer of `ioattn simulate --help`: one line per row of the strategy table.
+std::string strategies_help() {
+  std::string out = "Strategies (--strategy; name, loop order, what it is):\n";
+  for (const auto& s : sim::strategies())
+    out += fmt::format("  {:<9} {:<9} {}\n", s.name, sim::loop_order_name(s.loop_order), s.description);
+  return out;
+}
+
 int run_simulate(const SimFlags& f) {
   const AttnProblem p = f.prob.problem();
   const auto catalog = load(f.catalog);
@@ -219,10 +227,14 @@ int run_simulate(const SimFlags& f) {
   return 0;
 }
 
+// "standard,fa1,fa2,splitkv": the table's in_sweep rows.
+std::string default_sweep_list() {
+  return sim::strategy_names(",", [](const sim::StrategyInfo& i) { return i.in_sweep; });
+}
+
 struct SweepFlags {
   ProblemFlags prob;
-  std::string machines, strategies = "standard,fa1,fa2,splitkv", passes = "fwd", seqlens, tilings,
-              out, catalog;
+  std::string machines, strategies = default_sweep_list(), passes = "fwd", seqlens, tilings, out, catalog;
   int64_t tokens = 0, splits = 4;
   bool mask = false, no_l2 = false, datasheet = false;
   double dropout = 0.0;
@@ -274,8 +286,11 @@ int run_sweep(const SweepFlags& f) {
   spec.options.mask_tensor = f.mask;
   spec.options.dropout = f.dropout;
   spec.options.measured_ceilings = !f.datasheet;
-  if ((f.mask || f.dropout > 0.0) && (spec.strategies.size() != 1 || spec.strategies[0] != sim::Strategy::standard))
-    throw UsageError("--mask and --dropout model standard's unfused passes: use --strategies standard");
+  const auto unfused = [](const sim::StrategyInfo& i) { return i.takes_unfused_passes; };
+  if ((f.mask || f.dropout > 0.0) &&
+      (spec.strategies.size() != 1 || !sim::strategy_info(spec.strategies[0]).takes_unfused_passes))
+    throw UsageError(fmt::format("--mask and --dropout model {}'s unfused passes: use --strategies {}",
+                                 sim::strategy_names(" or ", unfused), sim::strategy_names(" or ", unfused)));
   const auto rows = guarded([&] { return sim::sweep(spec, catalog); });
   if (f.out.empty()) {
     sim::write_sweep_csv(std::cout, rows);
@@ -341,6 +356,10 @@ int run_machines(const std::string& dir, bool sources, bool json_out) {
 }  // namespace
 
 void add_simulator_commands(CLI::App& root, Commands& out) {
+  const auto takes_splits = [](const sim::StrategyInfo& i) { return i.takes_splits; };
+  const auto takes_dq = [](const sim::StrategyInfo& i) { return i.takes_dq; };
+  const std::string unfused_names =
+      sim::strategy_names("|", [](const sim::StrategyInfo& i) { return i.takes_unfused_passes; });
   // simulate
   {
     auto f = std::make_shared<SimFlags>();
@@ -348,22 +367,25 @@ void add_simulator_commands(CLI::App& root, Commands& out) {
     f->prob.default_seqlen = 4096;
     auto* app = root.add_subcommand("simulate", "IO-cost model of one problem on one machine");
     app->add_option("--machine", f->machine, "catalog name (ioattn machines)")->required();
-    app->add_option("--strategy", f->strategy, "standard|fa1|fa2|splitkv")->capture_default_str();
+    app->add_option("--strategy", f->strategy, sim::strategy_names("|"))->capture_default_str();
     f->prob.add_to(*app);
     app->add_option("--pass", f->pass, "fwd|bwd|fwdbwd")->capture_default_str();
-    app->add_flag("--mask", f->mask, "standard: an explicit (N_q, N_k) mask tensor in its own pass");
-    app->add_option("--dropout", f->dropout, "standard: dropout probability (adds a pass)");
+    app->add_flag("--mask", f->mask, unfused_names + ": an explicit (N_q, N_k) mask tensor in its own pass");
+    app->add_option("--dropout", f->dropout, unfused_names + ": dropout probability (adds a pass)");
     app->add_option("--br", f->br, "query rows per tile (default: searched)");
     app->add_option("--bc", f->bc, "key rows per tile (default: searched)");
-    app->add_option("--splits", f->splits, "splitkv: key ranges per query block")->capture_default_str();
+    app->add_option("--splits", f->splits, sim::strategy_names("|", takes_splits) + ": key ranges per query block")
+        ->capture_default_str();
     app->add_option("--ctas-per-cu", f->ctas, "resident CTAs per CU (0: as many as fit)");
-    app->add_option("--dq", f->dq, "flash backward dQ: atomic|separate")->capture_default_str();
+    app->add_option("--dq", f->dq, sim::strategy_names("|", takes_dq) + " backward dQ: atomic|separate")
+        ->capture_default_str();
     app->add_flag("--q-in-registers", f->q_regs, "keep Q_i in registers instead of LDS");
     app->add_flag("--p-through-lds", f->p_lds, "stage P in LDS between the two matmuls");
     app->add_flag("--no-l2", f->no_l2, "HBM traffic with LDS reuse only");
     app->add_flag("--datasheet", f->datasheet, "time from datasheet ceilings (default: measured where known)");
     app->add_option("--catalog", f->catalog, "machine catalog folder (default: simulator/machines)");
     app->add_flag("--json", f->json_out, "one JSON object instead of the table");
+    app->footer(strategies_help());
     out.push_back({app, [f] { return run_simulate(*f); }});
   }
   // sweep
@@ -378,9 +400,9 @@ void add_simulator_commands(CLI::App& root, Commands& out) {
     app->add_option("--seqlens", f->seqlens, "comma list of N (default: 128..65536, powers of two)");
     app->add_option("--tilings", f->tilings, "comma list: BRxBC, paper, search (default: 64x64,128x64,128x128,paper)");
     app->add_option("--tokens", f->tokens, "batch = max(1, tokens / N) per row (0: --batch)");
-    app->add_option("--splits", f->splits, "splitkv splits")->capture_default_str();
-    app->add_flag("--mask", f->mask, "standard: explicit mask tensor pass");
-    app->add_option("--dropout", f->dropout, "standard: dropout probability");
+    app->add_option("--splits", f->splits, sim::strategy_names("|", takes_splits) + " splits")->capture_default_str();
+    app->add_flag("--mask", f->mask, unfused_names + ": explicit mask tensor pass");
+    app->add_option("--dropout", f->dropout, unfused_names + ": dropout probability");
     app->add_flag("--no-l2", f->no_l2, "LDS reuse only");
     app->add_flag("--datasheet", f->datasheet, "datasheet ceilings only");
     app->add_option("--catalog", f->catalog, "machine catalog folder");

@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
             status = "not measured: " + (err.empty() ? "status " + st : err.substr(0, 120));
 
           sim::Tiling tl{.strategy = strategy.value_or(sim::Strategy::fa2)};
-          if (status == "ok" && *strategy == sim::Strategy::standard) {
+          if (status == "ok" && !sim::strategy_info(*strategy).takes_tiles) {
             config_source = "none (the unfused model uses no tile or dispatch order)";
           } else if (status == "ok") {
             std::vector<std::string> missing;
@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
             if (!positive_int(bc, vbc)) missing.push_back("bc");
             if (!positive_int(ctas, vctas)) missing.push_back("ctas_per_sm");
             if (order.empty()) missing.push_back("grid_order");
-            if (*strategy == sim::Strategy::splitkv && !positive_int(splits, vsplits)) missing.push_back("splits");
+            if (sim::strategy_info(*strategy).takes_splits && !positive_int(splits, vsplits)) missing.push_back("splits");
             if (!missing.empty()) {
               std::string list;
               for (const auto& s : missing) list += (list.empty() ? "" : ", ") + s;
@@ -269,7 +269,7 @@ int main(int argc, char** argv) {
                 tl.Bc = vbc;
                 tl.ctas_per_cu = vctas;
                 tl.grid_order = *go;
-                tl.splits = *strategy == sim::Strategy::splitkv ? vsplits : 1;
+                tl.splits = sim::strategy_info(*strategy).takes_splits ? vsplits : 1;
                 // The measured occupancy wins where the model's footprint disagrees (the note says so).
                 if (auto e = sim::check_fits(p, m, tl, Pass::fwd))
                   note = "the simulator's footprint admits fewer CTAs per SM; modeled at the measured "

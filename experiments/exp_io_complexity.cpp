@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
     auto point = [&](sim::Strategy s, int64_t n, int64_t m) {
       AttnProblem p = base;
       p.seqlen_q = p.seqlen_k = n;
-      const auto t = s == sim::Strategy::standard ? sim::Tiling{.strategy = s} : rule_tiling(s, m, d);
+      const auto t = sim::strategy_info(s).takes_tiles ? rule_tiling(s, m, d) : sim::Tiling{.strategy = s};
       return Point{std::string(sim::strategy_name(s)), n, m, t.Br, t.Bc, sim::simulate_unchecked(p, mach, t, opt)};
     };
     std::vector<Point> vs_n, vs_m;

@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
       csv.row({exp::cell(step), std::string(k.name), std::string(k.strategy), std::string(k.idea),
                std::string(k.dtypes), std::string(k.head_dims), exp::cell(k.takes_tile_sizes), m.name,
                "bf16", exp::cell(p.head_dim), exp::cell(p.seqlen_q), exp::cell(p.batch), exp::cell(p.heads_q),
-               exp::cell(*s == sim::Strategy::standard ? int64_t{0} : t.Br),
-               exp::cell(*s == sim::Strategy::standard ? int64_t{0} : t.Bc), exp::cell(r.hbm_no_l2.total()),
+               exp::cell(sim::strategy_info(*s).takes_tiles ? t.Br : int64_t{0}),
+               exp::cell(sim::strategy_info(*s).takes_tiles ? t.Bc : int64_t{0}), exp::cell(r.hbm_no_l2.total()),
                exp::cell(r.hbm.total()), exp::cell(r.time_s), r.bound});
     }
     check.expect(step > 0, "the kernel registry lists at least one variant");

@@ -57,8 +57,8 @@ int main(int argc, char** argv) {
           const double in_nol2 = flops / double(std::max<int64_t>(1, k.hbm_no_l2.total()));
           csv.row({"modeled", m.name, exp::machine_label(m), std::string(sim::strategy_name(s)), k.name, "bf16",
                    exp::cell(p.head_dim), exp::cell(p.seqlen_q), exp::cell(p.batch), exp::cell(p.heads_q),
-                   exp::cell(s == sim::Strategy::standard ? int64_t{0} : t.Br),
-                   exp::cell(s == sim::Strategy::standard ? int64_t{0} : t.Bc), exp::cell(flops),
+                   exp::cell(sim::strategy_info(s).takes_tiles ? t.Br : int64_t{0}),
+                   exp::cell(sim::strategy_info(s).takes_tiles ? t.Bc : int64_t{0}), exp::cell(flops),
                    exp::cell(k.hbm.total()), exp::cell(k.hbm_no_l2.total()), exp::cell(in), exp::cell(in_nol2),
                    exp::cell(k.time_s), exp::cell(flops / k.time_s / 1e12), k.bound, exp::cell(ridge)});
           if (s == sim::Strategy::standard && k.name.find("softmax") != std::string::npos)

@@ -1,6 +1,7 @@
 // simulator/bench_sweep.cpp: how long the full default sweep takes on one core.
 //
-//   every catalog machine x {standard, fa1, fa2, splitkv} x N in 128..65536 (powers of two)
+//   every catalog machine x the default strategies (in_sweep in IOATTN_STRATEGIES: standard, fa1,
+//   fa2, splitkv) x N in 128..65536 (powers of two)
 //   x 4 tilings (64x64, 128x64, 128x128, the paper's rule), forward, bf16, d = 128,
 //   batch * N = 16384 tokens, 16 heads (the configuration of the H200 anchors in simulator/validate/)
 //

@@ -17,27 +17,43 @@
 
 namespace ioattn::sim {
 
-std::string_view strategy_name(Strategy s) {
-  switch (s) {
-    case Strategy::standard: return "standard";
-    case Strategy::fa1: return "fa1";
-    case Strategy::fa2: return "fa2";
-    case Strategy::splitkv: return "splitkv";
-  }
-  return "?";
+namespace {
+#define IOATTN_STRATEGY_ROW(id, order, fwd, bwd, tiles, splits, dq, unfused, sweep, text) \
+  StrategyInfo{Strategy::id, #id, LoopOrder::order, fwd, bwd, tiles, splits, dq, unfused, sweep, text},
+constexpr StrategyInfo kStrategies[] = {IOATTN_STRATEGIES(IOATTN_STRATEGY_ROW)};
+#undef IOATTN_STRATEGY_ROW
+constexpr bool table_in_enum_order() {
+  for (size_t i = 0; i < std::size(kStrategies); ++i)
+    if (static_cast<size_t>(kStrategies[i].strategy) != i) return false;
+  return true;
 }
+static_assert(table_in_enum_order(), "kStrategies is indexed by Strategy");
+}  // namespace
+
+std::span<const StrategyInfo> strategies() { return kStrategies; }
+const StrategyInfo& strategy_info(Strategy s) { return kStrategies[static_cast<size_t>(s)]; }
+std::string strategy_names(std::string_view sep, bool (*pred)(const StrategyInfo&)) {
+  std::string out;
+  for (const auto& s : kStrategies) {
+    if (pred && !pred(s)) continue;
+    if (!out.empty()) out += sep;
+    out += s.name;
+  }
+  return out;
+}
+std::vector<Strategy> default_sweep_strategies() {
+  std::vector<Strategy> out;
+  for (const auto& s : kStrategies)
+    if (s.in_sweep) out.push_back(s.strategy);
+  return out;
+}
+std::string_view strategy_name(Strategy s) { return strategy_info(s).name; }
 std::optional<Strategy> parse_strategy(std::string_view s) {
-  for (auto v : {Strategy::standard, Strategy::fa1, Strategy::fa2, Strategy::splitkv})
-    if (s == strategy_name(v)) return v;
+  for (const auto& v : kStrategies)
+    if (s == v.name) return v.strategy;
   return std::nullopt;
 }
-LoopOrder loop_order(Strategy s) {
-  switch (s) {
-    case Strategy::standard: return LoopOrder::unfused;
-    case Strategy::fa1: return LoopOrder::kv_outer;
-    default: return LoopOrder::q_outer;
-  }
-}
+LoopOrder loop_order(Strategy s) { return strategy_info(s).loop_order; }
 std::string_view loop_order_name(LoopOrder o) {
   switch (o) {
     case LoopOrder::unfused: return "unfused";
@@ -83,9 +99,10 @@ void validate_tiling(const Tiling& t) {
   if (t.Br < 1 || t.Bc < 1 || t.Br > kMaxTile || t.Bc > kMaxTile)
     throw SimError(fmt::format("tile sizes must be in [1, {}] (got Br={}, Bc={})", kMaxTile, t.Br, t.Bc));
   if (t.splits < 1) throw SimError(fmt::format("--splits must be >= 1 (got {})", t.splits));
-  if (t.splits > 1 && t.strategy != Strategy::splitkv)
-    throw SimError(fmt::format("--splits applies to --strategy splitkv only (got {} with {})", t.splits,
-                               strategy_name(t.strategy)));
+  if (t.splits > 1 && !strategy_info(t.strategy).takes_splits)
+    throw SimError(fmt::format("--splits applies to --strategy {} only (got {} with {})",
+                               strategy_names(" or ", [](const StrategyInfo& i) { return i.takes_splits; }),
+                               t.splits, strategy_name(t.strategy)));
   if (t.ctas_per_cu < 0) throw SimError(fmt::format("--ctas-per-cu must be >= 0 (got {})", t.ctas_per_cu));
 }
 
@@ -339,7 +356,8 @@ Result simulate_unchecked(const AttnProblem& p, const Machine& m, const Tiling& 
     if (weight > main_time) { main_time = weight; r.l2_regime = k.l2_regime; }
     r.kernels.push_back(std::move(k));
   }
-  r.hbm_compulsory = problem_compulsory(p, o.pass, t.strategy != Strategy::standard);
+  // Every fused loop order writes the LSE; the unfused kernels keep P instead.
+  r.hbm_compulsory = problem_compulsory(p, o.pass, loop_order(t.strategy) != LoopOrder::unfused);
   r.conventional_flops = conventional_flops(p, o.pass);
   r.extra_memory_bytes = peak_extra_memory(p, t, plan);
   return r;

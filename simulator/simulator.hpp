@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <iosfwd>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -98,19 +99,75 @@ const Machine& find_machine(const std::vector<Machine>& catalog, std::string_vie
 // Tiling
 // ---------------------------------------------------------------------------------------------
 
-// The loop order follows from the strategy:
-//   standard  unfused kernels, S and P materialized in HBM (FlashAttention paper, Algorithm 0)
-//   fa1       K/V blocks outer, Q blocks inner: O, m, l re-read and re-written per K/V block
-//             (FlashAttention, Algorithm 1; one CTA per (batch, head) runs both loops)
-//   fa2       Q blocks outer (one CTA each), K/V blocks inner: O stays on chip (FlashAttention-2)
-//   splitkv   fa2 with the K/V loop cut into `splits` ranges, each a CTA writing partial O and
-//             LSE (fp32) to HBM, then a combine kernel (Flash-Decoding)
-enum class Strategy { standard, fa1, fa2, splitkv };
+// The strategies, as ONE table. Every place that names, parses, lists, validates or generates a
+// strategy reads it: strategy_name / parse_strategy / loop_order below, the CLI's help, defaults
+// and error messages (apps/cmd_simulate.cpp), the sweep's defaults and per-row tiling
+// (sweep.cpp), option checks (simulate.cpp, strategies.cpp) and the property tests' generators
+// (verify/simulator/prop_simulator.cpp). The figure drivers in experiments/ still choose the
+// strategies their figure compares. The brute-force trace (verify/simulator/trace.cpp) takes
+// nothing from the table but the names and builds its own loops: it stays an independent oracle.
+//
+// X(id, loop_order, fwd, bwd, tiles, splits, dq, unfused_passes, in_sweep, description)
+//   loop_order      unfused | kv_outer | q_outer (LoopOrder below)
+//   fwd, bwd        the passes it models (fwdbwd needs both; build_plan rejects the others)
+//   tiles           takes Br, Bc (its main kernels are tiled loop nests that must fit the machine)
+//   splits          takes Tiling::splits > 1 (--splits)
+//   dq              its backward follows Tiling::dq (--dq); the others ignore it (fa1 always
+//                   read-modify-writes dQ_i)
+//   unfused_passes  takes Options::mask_tensor and Options::dropout (--mask, --dropout)
+//   in_sweep        in SweepSpec's and `ioattn sweep`'s default strategy list
+//   description     one line, shown by `ioattn simulate --help`
+//
+// To add a strategy: add ONE line here, then write its loop nest as build_<id>(Ctx&, fwd, bwd) in
+// strategies.cpp (the dispatch table there is generated from this list, so a missing builder is
+// a compile error). Then give it a closed form in verify/simulator/prop_simulator.cpp
+// (closed_forms_no_l2 switches over every strategy) and its own brute-force loops in
+// verify/simulator/trace.cpp; the names, CLI, sweep and generators pick it up from here.
+// clang-format off
+#define IOATTN_STRATEGIES(X) \
+  X(standard, unfused,  true, true, false, false, false, true,  true, \
+    "unfused kernels, S and P materialized in HBM (FlashAttention paper, Algorithm 0)") \
+  X(fa1,      kv_outer, true, true, true,  false, false, false, true, \
+    "K/V blocks outer, Q blocks inner: O, m, l re-read and re-written per K/V block (FlashAttention, " \
+    "Algorithm 1; one CTA per (batch, head) runs both loops)") \
+  X(fa2,      q_outer,  true, true, true,  false, true,  false, true, \
+    "Q blocks outer (one CTA each), K/V blocks inner: O stays on chip (FlashAttention-2)") \
+  X(splitkv,  q_outer,  true, true, true,  true,  true,  false, true, \
+    "fa2 with the K/V loop cut into `splits` ranges, each a CTA writing partial O and LSE (fp32) to " \
+    "HBM, then a combine kernel (Flash-Decoding)")
+// clang-format on
+
+#define IOATTN_STRATEGY_ID(id, ...) id,
+enum class Strategy { IOATTN_STRATEGIES(IOATTN_STRATEGY_ID) };
+#undef IOATTN_STRATEGY_ID
 enum class LoopOrder { unfused, kv_outer, q_outer };
 // How the flash backward produces dQ: accumulated with fp32 atomics into a dQ_accum buffer by
 // the K/V-outer kernel (then converted), or by a second, Q-outer kernel that recomputes S and dP.
 // fa1 always uses its paper's read-modify-write of dQ_i (the same traffic as atomics).
 enum class DqMode { atomic, separate };
+
+// One row of IOATTN_STRATEGIES.
+struct StrategyInfo {
+  Strategy strategy;
+  std::string_view name;
+  LoopOrder loop_order;
+  bool fwd, bwd;
+  bool takes_tiles;
+  bool takes_splits;
+  bool takes_dq;
+  bool takes_unfused_passes;  // --mask, --dropout
+  bool in_sweep;
+  std::string_view description;
+  bool supports(Pass p) const { return (p == Pass::bwd || fwd) && (p == Pass::fwd || bwd); }
+};
+// Every strategy, in table order.
+std::span<const StrategyInfo> strategies();
+const StrategyInfo& strategy_info(Strategy s);
+// The strategies whose row has `pred` true (every one when pred is null), names joined by `sep`:
+// "standard, fa1, fa2, splitkv", "standard|fa1|fa2|splitkv".
+std::string strategy_names(std::string_view sep, bool (*pred)(const StrategyInfo&) = nullptr);
+// SweepSpec's default: the rows with in_sweep, in table order.
+std::vector<Strategy> default_sweep_strategies();
 
 std::string_view strategy_name(Strategy s);
 std::optional<Strategy> parse_strategy(std::string_view s);
@@ -141,11 +198,11 @@ struct Tiling {
   Strategy strategy = Strategy::fa2;
   int64_t Br = 64;               // query rows per tile
   int64_t Bc = 64;               // key/value rows per tile
-  int64_t splits = 1;            // splitkv: K/V ranges per query block (1 for the others)
+  int64_t splits = 1;            // K/V ranges per query block (> 1 only where the strategy takes splits)
   int64_t ctas_per_cu = 0;       // 0: as many as LDS, registers and the machine allow
   bool q_in_registers = false;   // Q_i held in registers (else staged in LDS) over the inner loop
   bool p_through_lds = false;    // P staged in LDS between S = QK^T and PV (else in registers)
-  DqMode dq = DqMode::atomic;    // flash backward (fa2, splitkv)
+  DqMode dq = DqMode::atomic;    // flash backward, where the strategy takes dq (fa2, splitkv)
   GridOrder grid_order = GridOrder::bh_major;  // dispatch order of the tiled kernels' CTAs
 };
 
@@ -269,13 +326,13 @@ std::vector<TilingPreset> default_tiling_presets();
 
 struct SweepSpec {
   std::vector<std::string> machines;     // catalog names; empty: all
-  std::vector<Strategy> strategies{Strategy::standard, Strategy::fa1, Strategy::fa2, Strategy::splitkv};
+  std::vector<Strategy> strategies = default_sweep_strategies();
   std::vector<int64_t> seqlens;          // N (seqlen_q = seqlen_k = N); empty: 128 .. 65536
   std::vector<TilingPreset> tilings;     // empty: default_tiling_presets()
   std::vector<Pass> passes{Pass::fwd};
   AttnProblem base;                      // batch, heads, head_dim, dtype, mask of every row
   int64_t tokens = 0;                    // > 0: batch = max(1, tokens / N) per row
-  int64_t splits = 4;                    // for splitkv
+  int64_t splits = 4;                    // for the strategies that take splits
   Options options;                       // no_l2, mask_tensor, dropout, ceilings (pass is per row)
 };
 

@@ -287,34 +287,44 @@ void flash_bwd(Ctx& c, bool fa1) {
   gqa_reduce(c);
 }
 
+// One builder per row of IOATTN_STRATEGIES (simulator.hpp): the strategy's kernels, in launch order.
+void build_standard(Ctx& c, bool fwd, bool bwd) {
+  if (fwd) standard_fwd(c);
+  if (bwd) { standard_bwd(c); gqa_reduce(c); }
+}
+void build_fa1(Ctx& c, bool fwd, bool bwd) {
+  if (fwd) fa1_fwd(c);
+  if (bwd) flash_bwd(c, /*fa1=*/true);
+}
+void build_fa2(Ctx& c, bool fwd, bool bwd) {
+  if (fwd) c.plan.kernels.push_back(tiled(fa2_fwd_kernel(c, "fa2_fwd", 1, false)));
+  if (bwd) flash_bwd(c, false);
+}
+void build_splitkv(Ctx& c, bool fwd, bool bwd) {
+  if (fwd) splitkv_fwd(c);
+  if (bwd) flash_bwd(c, false);
+}
+
+using Builder = void (*)(Ctx&, bool, bool);
+#define IOATTN_STRATEGY_BUILDER(id, ...) &build_##id,
+constexpr Builder kBuilders[] = {IOATTN_STRATEGIES(IOATTN_STRATEGY_BUILDER)};  // indexed by Strategy
+#undef IOATTN_STRATEGY_BUILDER
+
 }  // namespace
 
 Plan build_plan(const AttnProblem& p, const Tiling& t, const Options& o) {
   Ctx c{p, t, o, p.seqlen_q, p.seqlen_k, p.head_dim, static_cast<int64_t>(dtype_bytes(p.dtype)),
         p.heads_q != p.heads_kv, {}};
-  if (t.strategy != Strategy::standard && (o.mask_tensor || o.dropout > 0.0))
-    throw SimError(fmt::format("--mask and --dropout model the unfused passes of the standard "
-                               "strategy; {} fuses them (use --strategy standard)",
-                               strategy_name(t.strategy)));
-  const bool fwd = o.pass != Pass::bwd, bwd = o.pass != Pass::fwd;
-  switch (t.strategy) {
-    case Strategy::standard:
-      if (fwd) standard_fwd(c);
-      if (bwd) { standard_bwd(c); gqa_reduce(c); }
-      break;
-    case Strategy::fa1:
-      if (fwd) fa1_fwd(c);
-      if (bwd) flash_bwd(c, /*fa1=*/true);
-      break;
-    case Strategy::fa2:
-      if (fwd) c.plan.kernels.push_back(tiled(fa2_fwd_kernel(c, "fa2_fwd", 1, false)));
-      if (bwd) flash_bwd(c, false);
-      break;
-    case Strategy::splitkv:
-      if (fwd) splitkv_fwd(c);
-      if (bwd) flash_bwd(c, false);
-      break;
-  }
+  const StrategyInfo& info = strategy_info(t.strategy);
+  if (!info.takes_unfused_passes && (o.mask_tensor || o.dropout > 0.0))
+    throw SimError(fmt::format("--mask and --dropout model the unfused passes of the {} "
+                               "strategy; {} fuses them (use --strategy {})",
+                               strategy_names(" or ", [](const StrategyInfo& i) { return i.takes_unfused_passes; }),
+                               info.name,
+                               strategy_names(" or ", [](const StrategyInfo& i) { return i.takes_unfused_passes; })));
+  if (!info.supports(o.pass))
+    throw SimError(fmt::format("strategy {} does not model pass {}", info.name, pass_name(o.pass)));
+  kBuilders[static_cast<size_t>(t.strategy)](c, o.pass != Pass::bwd, o.pass != Pass::fwd);
   return std::move(c.plan);
 }
 

@@ -1,7 +1,7 @@
 // simulator/sweep.cpp: tidy rows over machines x strategies x N x tilings x passes, and their CSV.
 //
-// One row per (machine, strategy, N, tiling, pass). `standard` does not tile its kernels, so it
-// gets one row per (machine, N, pass) with tiling "unfused". Rows whose tiling does not fit the
+// One row per (machine, strategy, N, tiling, pass). A strategy that takes no tiles (standard, see
+// IOATTN_STRATEGIES in simulator.hpp) gets one row per (machine, N, pass) with tiling "unfused". Rows whose tiling does not fit the
 // machine are kept with fits = 0 (their counts are what the nest would do; time is not reachable).
 #include <ostream>
 
@@ -28,7 +28,8 @@ std::vector<SweepRow> sweep(const SweepSpec& spec, const std::vector<Machine>& c
   const std::vector<TilingPreset> tilings = spec.tilings.empty() ? default_tiling_presets() : spec.tilings;
   std::vector<SweepRow> rows;
   for (const Machine* m : machines)
-    for (Strategy s : spec.strategies)
+    for (Strategy s : spec.strategies) {
+      const StrategyInfo& info = strategy_info(s);
       for (int64_t n : ns)
         for (Pass pass : spec.passes) {
           AttnProblem p = spec.base;
@@ -38,11 +39,11 @@ std::vector<SweepRow> sweep(const SweepSpec& spec, const std::vector<Machine>& c
           Options o = spec.options;
           o.pass = pass;
           const std::vector<TilingPreset> presets =
-              s == Strategy::standard ? std::vector<TilingPreset>{{"unfused", 64, 64}} : tilings;
+              info.takes_tiles ? tilings : std::vector<TilingPreset>{{"unfused", 64, 64}};
           for (const auto& preset : presets) {
             Tiling t;
             t.strategy = s;
-            t.splits = s == Strategy::splitkv ? spec.splits : 1;
+            t.splits = info.takes_splits ? spec.splits : 1;
             if (preset.Br > 0) {
               t.Br = preset.Br;
               t.Bc = preset.Bc;
@@ -65,12 +66,13 @@ std::vector<SweepRow> sweep(const SweepSpec& spec, const std::vector<Machine>& c
             r.Br = t.Br;
             r.Bc = t.Bc;
             r.splits = t.splits;
-            r.fits = s == Strategy::standard || !check_fits(p, *m, t, pass).has_value();
+            r.fits = !info.takes_tiles || !check_fits(p, *m, t, pass).has_value();
             r.result = simulate_unchecked(p, *m, t, o);
             r.ctas_per_cu = r.result.ctas_per_cu;
             rows.push_back(std::move(r));
           }
         }
+    }
   return rows;
 }
 

@@ -19,7 +19,9 @@
 // Each property prints `property NAME: N cases passed`.
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <rapidcheck.h>
@@ -61,9 +63,14 @@ rc::Gen<AttnProblem> gen_small_problem(int64_t max_n) {
   });
 }
 
+// Every strategy of the table (IOATTN_STRATEGIES in simulator.hpp): a new row is generated here
+// at once. The oracles (the closed forms below, trace.cpp's loops) are written per strategy.
 sim::Strategy gen_strategy() {
-  return *rc::gen::element(Strategy::standard, Strategy::fa1, Strategy::fa2, Strategy::splitkv);
+  std::vector<Strategy> all;
+  for (const auto& s : sim::strategies()) all.push_back(s.strategy);
+  return *rc::gen::elementOf(all);
 }
+bool takes_splits(Strategy s) { return sim::strategy_info(s).takes_splits; }
 Pass gen_pass() { return *rc::gen::element(Pass::fwd, Pass::bwd, Pass::fwdbwd); }
 sim::GridOrder gen_grid_order() {
   return *rc::gen::element(sim::GridOrder::bh_major, sim::GridOrder::bh_major_splits, sim::GridOrder::qblock_major,
@@ -118,7 +125,7 @@ void trace_equals_model() {
   t.strategy = gen_strategy();
   t.Br = *rc::gen::oneOf(rc::gen::inRange<int64_t>(1, 49), rc::gen::element<int64_t>(16, 32, 64, 128));
   t.Bc = *rc::gen::oneOf(rc::gen::inRange<int64_t>(1, 49), rc::gen::element<int64_t>(16, 32, 64, 128));
-  t.splits = t.strategy == Strategy::splitkv ? *rc::gen::inRange<int64_t>(1, 6) : 1;
+  t.splits = takes_splits(t.strategy) ? *rc::gen::inRange<int64_t>(1, 6) : 1;
   t.dq = *rc::gen::element(sim::DqMode::atomic, sim::DqMode::separate);
   t.grid_order = gen_grid_order();
   const Pass pass = gen_pass();
@@ -183,12 +190,12 @@ void closed_forms_no_l2() {
   t.strategy = gen_strategy();
   t.Br = Br;
   t.Bc = Bc;
-  t.splits = t.strategy == Strategy::splitkv ? *rc::gen::element<int64_t>(1, 2, 4) : 1;
+  t.splits = takes_splits(t.strategy) ? *rc::gen::element<int64_t>(1, 2, 4) : 1;
   t.dq = *rc::gen::element(sim::DqMode::atomic, sim::DqMode::separate);
   sim::Options o;
   o.pass = gen_pass();
   o.no_l2 = true;
-  if (t.strategy == Strategy::standard) {
+  if (sim::strategy_info(t.strategy).takes_unfused_passes) {
     o.mask_tensor = *rc::gen::arbitrary<bool>();
     o.dropout = *rc::gen::element(0.0, 0.1);
   }
@@ -256,7 +263,7 @@ void never_below_compulsory() {
   t.strategy = gen_strategy();
   t.Br = *rc::gen::element<int64_t>(16, 32, 64, 128);
   t.Bc = *rc::gen::element<int64_t>(16, 32, 64, 128);
-  t.splits = t.strategy == Strategy::splitkv ? *rc::gen::inRange<int64_t>(1, 9) : 1;
+  t.splits = takes_splits(t.strategy) ? *rc::gen::inRange<int64_t>(1, 9) : 1;
   t.dq = *rc::gen::element(sim::DqMode::atomic, sim::DqMode::separate);
   t.grid_order = gen_grid_order();
   sim::Options o;
@@ -302,7 +309,7 @@ void hbm_monotone() {
     t.strategy = s;
     t.Br = b.Br;
     t.Bc = b.Bc;
-    t.splits = s == Strategy::splitkv ? 2 : 1;
+    t.splits = takes_splits(s) ? 2 : 1;
     sim::Options x = o;
     x.no_l2 = true;
     return sim::simulate_unchecked(p, m, t, x).hbm.total();
@@ -314,7 +321,7 @@ void hbm_monotone() {
   t.strategy = s;
   t.Br = *rc::gen::element<int64_t>(16, 64);
   t.Bc = *rc::gen::element<int64_t>(16, 64);
-  t.splits = s == Strategy::splitkv ? 3 : 1;
+  t.splits = takes_splits(s) ? 3 : 1;
   t.grid_order = gen_grid_order();
   const double c1 = static_cast<double>(*rc::gen::inRange<int64_t>(1, 1 << 20)) * 16.0;
   const double c2 = c1 * (1.0 + static_cast<double>(*rc::gen::inRange<int64_t>(1, 100)) / 10.0);
@@ -354,7 +361,7 @@ void grid_orders() {
   t.strategy = compared ? Strategy::fa2 : *rc::gen::element(Strategy::fa2, Strategy::splitkv);
   t.Br = *rc::gen::element<int64_t>(16, 32, 64, 128);
   t.Bc = *rc::gen::element<int64_t>(16, 32, 64, 128);
-  t.splits = t.strategy == Strategy::splitkv ? *rc::gen::inRange<int64_t>(1, 9) : 1;
+  t.splits = takes_splits(t.strategy) ? *rc::gen::inRange<int64_t>(1, 9) : 1;
   t.ctas_per_cu = *rc::gen::inRange<int64_t>(0, 3);
   sim::Options o;
   o.pass = gen_pass();
@@ -391,7 +398,7 @@ void flops_convention() {
   t.strategy = gen_strategy();
   t.Br = *rc::gen::inRange<int64_t>(1, 200);
   t.Bc = *rc::gen::inRange<int64_t>(1, 200);
-  t.splits = t.strategy == Strategy::splitkv ? *rc::gen::inRange<int64_t>(1, 9) : 1;
+  t.splits = takes_splits(t.strategy) ? *rc::gen::inRange<int64_t>(1, 9) : 1;
   t.dq = sim::DqMode::atomic;
   sim::Options o;
   o.pass = gen_pass();
@@ -485,6 +492,36 @@ void fitted_exponents() {
 void edge_cases() {
   const auto& cat = catalog();
   RC_ASSERT(cat.size() == 7u);
+  // The strategy table: names are unique and parse back, every row describes itself, and an
+  // option a row does not take is rejected by simulate().
+  for (const auto& s : sim::strategies()) {
+    RC_ASSERT(sim::parse_strategy(s.name) == std::optional<Strategy>(s.strategy));
+    RC_ASSERT(sim::strategy_name(s.strategy) == s.name);
+    RC_ASSERT(!s.description.empty());
+    AttnProblem small;
+    small.seqlen_q = small.seqlen_k = 64;
+    small.head_dim = 32;
+    sim::Tiling t;
+    t.strategy = s.strategy;
+    t.splits = 2;
+    bool threw = false;
+    try {
+      (void)sim::simulate(small, cat[0], t, {});
+    } catch (const sim::SimError&) {
+      threw = true;
+    }
+    RC_ASSERT(threw == !s.takes_splits);
+    sim::Options mask;
+    mask.mask_tensor = true;
+    t.splits = 1;
+    threw = false;
+    try {
+      (void)sim::simulate_unchecked(small, cat[0], t, mask);
+    } catch (const sim::SimError&) {
+      threw = true;
+    }
+    RC_ASSERT(threw == !s.takes_unfused_passes);
+  }
   const sim::Machine& h200 = sim::find_machine(cat, "H200");
   // The measured GEMM ceilings exist, and every measured ceiling present cites the committed
   // measurement (values are checked against that file by ctest machines_h200_ceilings, not typed
