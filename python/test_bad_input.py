@@ -220,26 +220,32 @@ def bad_forward_cases():
     ]
 
 
-def run_bad_forward():
-    for name, keyword, build in bad_forward_cases():
+def run_refusals(what, call, cases):
+    """Each bad case must raise IoattnError code 2 with one line naming the constraint (its keyword),
+    and leave every output and guard byte as it was."""
+    for name, keyword, build in cases:
         kw, bufs = build()
         try:
-            ioattn.forward(**kw)
+            call(**kw)
             torch.cuda.synchronize()
-            report(False, f"forward refuses {name}", "accepted")
+            report(False, f"{what} refuses {name}", "accepted")
             continue
         except IoattnError as e:
             msg, code = str(e), e.code
         except Exception as e:  # anything but IoattnError is a failure of the front door
-            report(False, f"forward refuses {name}", f"raised {type(e).__name__}: {e}")
+            report(False, f"{what} refuses {name}", f"raised {type(e).__name__}: {e}")
             continue
         torch.cuda.synchronize()
         untouched = all(g.intact() for g in bufs)
         ok = code == 2 and one_line(msg) and keyword.lower() in msg.lower() and untouched
-        report(ok, f"forward refuses {name}",
+        report(ok, f"{what} refuses {name}",
                f"{msg!r}" + ("" if untouched else " (a buffer or guard CHANGED)") +
                ("" if code == 2 else f" (code {code}, want 2)") +
                ("" if keyword.lower() in msg.lower() else f" (message lacks '{keyword}')"))
+
+
+def run_bad_forward():
+    run_refusals("forward", ioattn.forward, bad_forward_cases())
 
 
 def run_two_devices():
@@ -446,25 +452,7 @@ def run_bad_backward():
     if not has_backward():
         report(False, "backward refuses bad input", "the library has no ioattn_backward")
         return
-    for name, keyword, build in bad_backward_cases():
-        kw, bufs = build()
-        try:
-            ioattn.backward(**kw)
-            torch.cuda.synchronize()
-            report(False, f"backward refuses {name}", "accepted")
-            continue
-        except IoattnError as e:
-            msg, code = str(e), e.code
-        except Exception as e:  # anything but IoattnError is a failure of the front door
-            report(False, f"backward refuses {name}", f"raised {type(e).__name__}: {e}")
-            continue
-        torch.cuda.synchronize()
-        untouched = all(g.intact() for g in bufs)
-        ok = code == 2 and one_line(msg) and keyword.lower() in msg.lower() and untouched
-        report(ok, f"backward refuses {name}",
-               f"{msg!r}" + ("" if untouched else " (a buffer or guard CHANGED)") +
-               ("" if code == 2 else f" (code {code}, want 2)") +
-               ("" if keyword.lower() in msg.lower() else f" (message lacks '{keyword}')"))
+    run_refusals("backward", ioattn.backward, bad_backward_cases())
 
 
 def has_backward():

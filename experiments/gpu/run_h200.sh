@@ -108,46 +108,40 @@ cat "$R/context.txt"
 
 if [ "$MODE" = quick ]; then SCALE=0.1; else SCALE=${TEST_SCALE:-1}; fi
 
-# tests: the suite and the two sanitizers side by side (correctness only, nothing is timed there).
+# suite BIN LOG SAN_PREFIX SAN_SCALE: a GPU suite and compute-sanitizer memcheck + racecheck over its
+# quick shapes, side by side (correctness only, nothing is timed there), each under the stage's $CAP.
+suite() {
+  local bin=$1 log=$2 san=$3 san_scale=$4 p_test tool i=0
+  local -a p_san=()
+  IOATTN_RC_SCALE=$SCALE OMP_NUM_THREADS=8 timeout "$CAP" "$C/$bin" > "$R/$log" 2>&1 &
+  p_test=$!
+  for tool in memcheck racecheck; do
+    IOATTN_GPU_QUICK=1 IOATTN_RC_SCALE=$san_scale OMP_NUM_THREADS=4 timeout "$CAP" \
+      compute-sanitizer --tool $tool --error-exitcode 9 "$C/$bin" > "$R/${san}$tool.log" 2>&1 &
+    p_san+=($!)
+  done
+  wait $p_test; note "$bin rc=$? (0 pass, 1 a check failed or a variant ran no case, 124 timed out)"
+  grep -E "^variant |FAIL|SKIPPED" "$R/$log" | head -40 | tee -a "$R/summary.txt"
+  grep -E "property |named cases" "$R/$log" | head -20
+  for tool in memcheck racecheck; do
+    wait "${p_san[$i]}"
+    note "compute-sanitizer $tool ($bin) rc=$? (0: clean and tests passed; 9: sanitizer errors; 1: a check failed; 124: timed out)"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$R/${san}$tool.log" | head -3 | tee -a "$R/summary.txt"
+    i=$((i + 1))
+  done
+}
+
 stage "gpu tests + memcheck + racecheck (in parallel)"
 if want tests "${T_TEST:-150}"; then
-  IOATTN_RC_SCALE=$SCALE OMP_NUM_THREADS=8 timeout "$CAP" "$C/gpu_kernels" > "$R/test_gpu.log" 2>&1 &
-  P_TEST=$!
-  for tool in memcheck racecheck; do
-    IOATTN_GPU_QUICK=1 IOATTN_RC_SCALE=0.02 OMP_NUM_THREADS=4 timeout "$CAP" \
-      compute-sanitizer --tool $tool --error-exitcode 9 "$C/gpu_kernels" > "$R/sanitizer_$tool.log" 2>&1 &
-    eval "P_$tool=\$!"
-  done
-  wait $P_TEST; note "gpu_kernels rc=$? (0 pass, 1 a check failed or a variant ran no case, 124 timed out)"
-  grep -E "^variant |FAIL|SKIPPED" "$R/test_gpu.log" | head -40 | tee -a "$R/summary.txt"
-  grep -E "property |named cases" "$R/test_gpu.log" | head -20
-  for tool in memcheck racecheck; do
-    eval "wait \$P_$tool"
-    note "compute-sanitizer $tool rc=$? (0: clean and tests passed; 9: sanitizer errors; 1: a check failed; 124: timed out)"
-    grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$R/sanitizer_$tool.log" | head -3 | tee -a "$R/summary.txt"
-  done
+  suite gpu_kernels test_gpu.log sanitizer_ 0.02
 fi
 
-# backward: the backward suite and the two sanitizers over it, side by side.
 stage "gpu backward tests + memcheck + racecheck (in parallel)"
 if want backward "${T_BWD:-150}"; then
   if [ ! -x "$C/gpu_backward" ]; then
     note "backward NOT RUN: build-gpu/carry/ has no gpu_backward (build the target gpu_backward, then pack.sh)"
   else
-    IOATTN_RC_SCALE=$SCALE OMP_NUM_THREADS=8 timeout "$CAP" "$C/gpu_backward" > "$R/test_gpu_backward.log" 2>&1 &
-    P_BWD=$!
-    for tool in memcheck racecheck; do
-      IOATTN_GPU_QUICK=1 IOATTN_RC_SCALE=0.1 OMP_NUM_THREADS=4 timeout "$CAP" \
-        compute-sanitizer --tool $tool --error-exitcode 9 "$C/gpu_backward" > "$R/sanitizer_bwd_$tool.log" 2>&1 &
-      eval "P_bwd_$tool=\$!"
-    done
-    wait $P_BWD; note "gpu_backward rc=$? (0 pass, 1 a check failed or a backward ran no case, 124 timed out)"
-    grep -E "^variant |FAIL|SKIPPED" "$R/test_gpu_backward.log" | head -40 | tee -a "$R/summary.txt"
-    for tool in memcheck racecheck; do
-      eval "wait \$P_bwd_$tool"
-      note "compute-sanitizer $tool (gpu_backward) rc=$? (0: clean and tests passed; 9: sanitizer errors; 1: a check failed; 124: timed out)"
-      grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$R/sanitizer_bwd_$tool.log" | head -3 | tee -a "$R/summary.txt"
-    done
+    suite gpu_backward test_gpu_backward.log sanitizer_bwd_ 0.1
   fi
 fi
 
