@@ -40,6 +40,7 @@
 #include <fmt/format.h>
 
 #include "arbitrary.hpp"
+#include "coverage.hpp"
 #include "kernels/backward.hpp"
 #include "kernels/check_bwd.hpp"
 #include "kernels/harness_bwd.hpp"
@@ -58,23 +59,17 @@ using kernels::LaunchStatus;
 const bool kQuick = std::getenv("IOATTN_GPU_QUICK") != nullptr;
 
 // ---- coverage: distinct cases launched / refused per variant --------------------------------
-struct Coverage {
-  std::set<std::string> ran, refused;
-  std::string first_refusal;
-};
-std::map<std::string, Coverage>& coverage() {
-  static std::map<std::string, Coverage> c;
+verify::Coverage& coverage() {
+  static verify::Coverage c;
   return c;
 }
 std::string case_key(std::string_view check, const AttnProblem& p, const BackwardOptions& opt, uint64_t seed,
                      double logit_std) {
   return fmt::format("{} [{}] Br={} Bc={} seed={} logit_std={}", check, describe(p), opt.br, opt.bc, seed, logit_std);
 }
-void count_ran(const BackwardInfo& k, std::string key) { coverage()[std::string(k.name)].ran.insert(std::move(key)); }
+void count_ran(const BackwardInfo& k, std::string key) { coverage().ran(k.name, std::move(key)); }
 void count_refused(const BackwardInfo& k, std::string key, const std::string& why) {
-  Coverage& c = coverage()[std::string(k.name)];
-  if (c.first_refusal.empty()) c.first_refusal = why;
-  c.refused.insert(std::move(key));
+  coverage().refused(k.name, std::move(key), why);
 }
 
 // ---- one case --------------------------------------------------------------------------------
@@ -422,17 +417,9 @@ void timing_smoke(Totals& t) {
 
 // One line per registered backward; false when one ran no case.
 bool report_coverage() {
-  bool ok = true;
-  for (const BackwardInfo& k : kernels::backward_registry()) {
-    const Coverage& c = coverage()[std::string(k.name)];
-    fmt::print("variant {}: {} cases run, {} refused\n", k.name, c.ran.size(), c.refused.size());
-    if (c.ran.empty()) {
-      ok = false;
-      fmt::print("FAIL variant {} ran no case (first refusal: {})\n", k.name,
-                 c.first_refusal.empty() ? "none: it was offered no case" : c.first_refusal);
-    }
-  }
-  return ok;
+  std::vector<std::string_view> names;
+  for (const BackwardInfo& k : kernels::backward_registry()) names.push_back(k.name);
+  return coverage().report(names);
 }
 
 }  // namespace

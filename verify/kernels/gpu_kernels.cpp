@@ -39,6 +39,7 @@
 
 #include "arbitrary.hpp"
 #include "compare.hpp"
+#include "coverage.hpp"
 #include "kernels/harness.hpp"
 #include "kernels/launch.hpp"
 #include "property.hpp"
@@ -51,12 +52,8 @@ using kernels::KernelInfo;
 using kernels::KernelOptions;
 
 // Per-variant coverage (see the header): distinct cases launched and refused.
-struct Coverage {
-  std::set<std::string> ran, refused;
-  std::string first_refusal;  // why, for the "ran no case" failure line
-};
-std::map<std::string, Coverage>& coverage() {
-  static std::map<std::string, Coverage> c;
+verify::Coverage& coverage() {
+  static verify::Coverage c;
   return c;
 }
 std::string case_key(std::string_view check, const AttnProblem& p, const KernelOptions& opt, uint64_t seed,
@@ -64,11 +61,9 @@ std::string case_key(std::string_view check, const AttnProblem& p, const KernelO
   return fmt::format("{} [{}] Br={} Bc={} splits={} seed={} logit_std={}", check, describe(p), opt.br, opt.bc,
                      opt.splits, seed, logit_std);
 }
-void count_ran(const KernelInfo& k, std::string key) { coverage()[std::string(k.name)].ran.insert(std::move(key)); }
+void count_ran(const KernelInfo& k, std::string key) { coverage().ran(k.name, std::move(key)); }
 void count_refused(const KernelInfo& k, std::string key, const std::string& why) {
-  Coverage& c = coverage()[std::string(k.name)];
-  if (c.first_refusal.empty()) c.first_refusal = why;
-  c.refused.insert(std::move(key));
+  coverage().refused(k.name, std::move(key), why);
 }
 
 // Runs one variant on one case; RC_FAILs on a launch error. Returns the outputs.
@@ -273,17 +268,9 @@ void determinism(Totals& t) {
 
 // One line per registered variant; false when one ran no case at all.
 bool report_coverage() {
-  bool ok = true;
-  for (const KernelInfo& k : kernels::registry()) {
-    const Coverage& c = coverage()[std::string(k.name)];
-    fmt::print("variant {}: {} cases run, {} refused\n", k.name, c.ran.size(), c.refused.size());
-    if (c.ran.empty()) {
-      ok = false;
-      fmt::print("FAIL variant {} ran no case (first refusal: {})\n", k.name,
-                 c.first_refusal.empty() ? "none: it was offered no case" : c.first_refusal);
-    }
-  }
-  return ok;
+  std::vector<std::string_view> names;
+  for (const KernelInfo& k : kernels::registry()) names.push_back(k.name);
+  return coverage().report(names);
 }
 
 // The check itself can fail: a single NaN (an element a kernel forgot, left poisoned) and a
