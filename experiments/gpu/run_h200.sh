@@ -141,7 +141,7 @@ if want backward "${T_BWD:-150}"; then
   if [ ! -x "$C/gpu_backward" ]; then
     note "backward NOT RUN: build-gpu/carry/ has no gpu_backward (build the target gpu_backward, then pack.sh)"
   else
-    suite gpu_backward test_gpu_backward.log sanitizer_bwd_ 0.1
+    suite gpu_backward test_gpu_backward.log sanitizer_bwd_ 0.02
   fi
 fi
 

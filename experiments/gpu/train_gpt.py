@@ -452,7 +452,8 @@ def main(argv=None):
     context = timing.run_context(commit=args.commit or None, out_dir=args.out)
     context["timing"] = STEP_TIMING  # this script's method, not the benchmark's
     with open(os.path.join(args.out, "train_gpt.json"), "w") as f:
-        json.dump(dict(context=context, summary=summary, runs=per_run, args=vars(args)), f, indent=1)
+        json.dump(dict(context=context, summary=summary, runs=per_run,
+                       args=dict(vars(args), out="<results>")), f, indent=1)  # no machine path
     for r, v in per_run.items():
         print(f"{r}: median step {v['step_ms_median']:.1f} ms ({v['tokens_per_s']:.0f} tokens/s), peak "
               f"{v['peak_mib']:.0f} MiB, loss {v['loss_first']:.3f} -> {v['loss_last_smoothed']:.3f} (repeated half "

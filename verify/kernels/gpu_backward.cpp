@@ -425,6 +425,8 @@ bool report_coverage() {
 }  // namespace
 
 int main() {
+  // Line-buffered: a run a timeout ends (the sanitizers' runs) keeps every line it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (auto why = kernels::gpu_unavailable()) {
     std::printf("SKIPPED: no GPU (%s)\n", why->c_str());
     return 77;

@@ -314,6 +314,8 @@ void refusals(Totals& t) {
 }  // namespace
 
 int main() {
+  // Line-buffered: a run a timeout ends (the sanitizers' runs) keeps every line it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (auto why = kernels::gpu_unavailable()) {
     std::printf("SKIPPED: no GPU (%s)\n", why->c_str());
     return 77;
