@@ -1,7 +1,8 @@
-"""DRAM and L2 bytes of every ioattn variant from Nsight Compute, one forward each.
+"""DRAM and L2 bytes of every ioattn variant from Nsight Compute, one forward (or backward) each.
 
     PYTHONPATH=python IOATTN_CAPI=... python3 experiments/gpu/ncu_collect.py --ioattn build-gpu/carry/ioattn
         --out DIR [--seqlens 1024,4096,16384] [--variants v05_fa2_fast,...] [--time-cap 300]
+        [--passes fwd,bwd] [--bwd-variants bwd02_fa2_mma,...]
 
 For each variant and N: `ncu --clock-control none --profile-from-start off --print-units base --csv
 --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,gpu__time_duration.sum
@@ -25,6 +26,25 @@ ncu saw for the first kernel launched (ncu_block, ncu_grid) and whether they agr
 A point not profiled (v01 above --naive-max, --time-cap reached) is a row with its reason in
 `error`, never dropped. Writes DIR/ncu.csv (tidy, rewritten after every row) and
 DIR/ncu_raw/<variant>_<N>.csv (ncu's own output).
+
+--passes (default fwd): `fwd` profiles the forward variants as above (rows with pass = fwd);
+`bwd` profiles every registered backward variant (ioattn.backward_kernels(), or --bwd-variants):
+`ioattn run --backward --bwd-kernel B ... --profile` runs the forward B pairs with and one
+backward on its O and LSE, and only the backward's launches lie between cudaProfilerStart/Stop
+(BackwardRun::profile_once), so with --profile-from-start off ncu sees the backward's kernels and
+none of the forward's: the preprocess (D = rowsum(dO o O), dQ accumulator zeroed), the K/V-outer
+kernel, and the dQ convert (atomic dQ) or the Q-outer dQ pass (separate dQ). Their metrics are
+summed into one row with pass = bwd; `ncu_kernel_names` lists the kernels ncu saw, in launch
+order ('|'-separated, names without template arguments), so a reader can check that no forward
+kernel is in the sum, and `kernels` must equal the registry's `launches`. Compulsory bytes of a
+backward (bf16, MHA):
+  compulsory_read_bytes   Q, K, V, O, dO once, and the fp32 LSE  = 5 * B*N*H*d * 2 + B*H*N * 4
+  compulsory_write_bytes  dQ, dK, dV once                        = 3 * B*N*H*d * 2
+  flops                   FA2 convention, backward = 2.5 x forward = 10 B H N^2 d
+(the D vector and the fp32 dQ accumulator are workspace, not compulsory). A backward row also
+carries dq_mode, deterministic and forward_kernel (the registry's pairs_with); a forward row has
+them empty. The config columns of a backward row are ioattn.backward_config's (main kernel: the
+K/V-outer one; `launches` every kernel of the backward).
 """
 import argparse
 import csv
@@ -40,14 +60,44 @@ CONFIG_COLS = ["br", "bc", "stages", "threads", "smem_bytes", "ctas_per_sm", "gr
                "grid_order", "launches", "splits"]
 
 
-def compulsory(b, n, h, d, elem=2):
-    """(read, write) bytes of one forward: Q, K, V read once; O and the fp32 LSE written once."""
-    return 3 * b * n * h * d * elem, b * n * h * d * elem + 4 * b * h * n
+PASSES = ("fwd", "bwd")
+
+
+def compulsory(b, n, h, d, elem=2, pass_="fwd"):
+    """(read, write) bytes of one pass. fwd: Q, K, V read once; O and the fp32 LSE written once.
+    bwd: Q, K, V, O, dO and the fp32 LSE read once; dQ, dK, dV written once."""
+    t = b * n * h * d * elem
+    if pass_ == "bwd":
+        return 5 * t + 4 * b * h * n, 3 * t
+    return 3 * t, t + 4 * b * h * n
 
 
 def fwd_flops(b, h, n, d, causal=False):
     f = 4.0 * b * h * n * n * d
     return f / 2 if causal else f
+
+
+def pass_flops(b, h, n, d, causal=False, pass_="fwd"):
+    """FA2-convention FLOPs of one pass: the backward is 2.5x the forward."""
+    return fwd_flops(b, h, n, d, causal) * (2.5 if pass_ == "bwd" else 1.0)
+
+
+def short_kernel_name(name):
+    """'void ns::k<128, true>(Params)' -> 'ns::k': the function name without return type,
+    template arguments or parameters."""
+    name = (name or "").strip()
+    depth, out = 0, []
+    for ch in name:  # drop <...> (nested) and stop at the parameter list
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif ch == "(" and depth == 0:
+            break
+        elif depth == 0:
+            out.append(ch)
+    words = "".join(out).split()
+    return words[-1] if words else ""
 
 
 def ratios(read, write, comp_read, comp_write, flops):
@@ -56,18 +106,25 @@ def ratios(read, write, comp_read, comp_write, flops):
                 flop_per_dram_byte=flops / (read + write) if read + write > 0 else None)
 
 
-def parse_ncu_csv(out):
+def parse_ncu_csv(out, names=None, launches=None):
     """({metric: sum over every profiled kernel}, number of kernels, (block, grid) of the first
-    kernel launched, as ncu prints them: "(x, y, z)") from ncu --csv output."""
+    kernel launched, as ncu prints them: "(x, y, z)") from ncu --csv output. With a list `names`,
+    the kernels' names (short_kernel_name) are appended to it in launch (ID) order; with a list
+    `launches`, every kernel's (block, grid)."""
     start = out.find('"ID"')
     if start < 0:
         return None, 0, None
-    sums, ids, first = {m: 0.0 for m in METRICS}, set(), {}
+    sums, ids, first, kname = {m: 0.0 for m in METRICS}, set(), {}, {}
     for r in csv.DictReader(io.StringIO(out[start:])):
         if r.get("Metric Name") in sums:
             sums[r["Metric Name"]] += float(r["Metric Value"].replace(",", ""))
             ids.add(r["ID"])
             first.setdefault(int(r["ID"]), (r.get("Block Size", ""), r.get("Grid Size", "")))
+            kname.setdefault(int(r["ID"]), short_kernel_name(r.get("Kernel Name", "")))
+    if names is not None:
+        names += [kname[i] for i in sorted(kname)]
+    if launches is not None:
+        launches += [first[i] for i in sorted(first)]
     return sums, len(ids), (first[min(first)] if first else None)
 
 
@@ -81,8 +138,10 @@ def dims(text):
 
 
 def config_check(row, launch):
-    """Does the registry's configuration (threads, grid of the main kernel) match the first kernel
-    ncu saw? (the main kernel is the first one launched: v01's scores pass, v03b's partial pass)"""
+    """Does the registry's configuration (threads, grid of the main kernel) match the kernel
+    `launch` = (block, grid) ncu saw? For a forward that is the first one launched (the main
+    kernel: v01's scores pass, v03b's partial pass); for a backward the one of its kernels that
+    matches (the K/V-outer kernel comes after the preprocess)."""
     if launch is None or row["threads"] in ("", None):
         return "not checked"
     block, grid = dims(launch[0]), dims(launch[1])
@@ -101,93 +160,145 @@ def save(out_dir, rows):
         w.writerows(rows)
 
 
-def main():
+def parse_list(text, what):
+    return [v for v in (text or "").split(",") if v]
+
+
+def new_row(impl, pass_, b, n, heads, d, dtype):
+    """One ncu.csv row before profiling: the problem, the pass's compulsory bytes and FLOPs."""
+    comp_read, comp_write = compulsory(b, n, heads, d, pass_=pass_)
+    row = dict(impl=impl, dtype=dtype, head_dim=d, causal=0, seqlen=n, batch=b, heads=heads,
+               kernels=0, dram_read_bytes=None, dram_write_bytes=None, l2_bytes=None, gpu_time_ms=None,
+               compulsory_read_bytes=comp_read, compulsory_write_bytes=comp_write,
+               flops=pass_flops(b, heads, n, d, pass_=pass_),
+               dram_read_over_compulsory_read=None, dram_write_over_compulsory_write=None,
+               flop_per_dram_byte=None)
+    row.update({c: "" for c in CONFIG_COLS})
+    row.update(ncu_block="", ncu_grid="", config_check="", error="")
+    # Columns added with the backward (after the forward's, so the forward's keep their order).
+    row.update({"pass": pass_, "ncu_kernel_names": "", "dq_mode": "", "deterministic": "", "forward_kernel": ""})
+    return row
+
+
+def profile(row, cmd, raw_path, limit):
+    """Run ncu `cmd`, write its output to raw_path, fill the row's metrics (or its error)."""
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
+        with open(raw_path, "w") as f:
+            f.write(res.stdout + "\n# stderr\n" + res.stderr[-2000:])
+        names, launches = [], []
+        sums, kernels, launch = parse_ncu_csv(res.stdout, names, launches)
+        if row["pass"] == "bwd":
+            # The registry's config describes the backward's main (K/V-outer) kernel, launched
+            # after the preprocess: compare with the kernel that matches, else the second one.
+            checks = [config_check(row, lc) for lc in launches]
+            hit = [i for i, c in enumerate(checks) if c == "matches ncu"]
+            launch = launches[hit[0] if hit else min(1, len(launches) - 1)] if launches else launch
+        if res.returncode != 0 or sums is None or kernels == 0:
+            tail = (res.stderr or res.stdout).strip().splitlines()[-1:]
+            raise RuntimeError(f"ncu rc={res.returncode}, {kernels} kernels: {tail}")
+        read, write = sums["dram__bytes_read.sum"], sums["dram__bytes_write.sum"]
+        row.update(kernels=kernels, dram_read_bytes=read, dram_write_bytes=write,
+                   l2_bytes=sums["lts__t_bytes.sum"], gpu_time_ms=sums["gpu__time_duration.sum"] * 1e-6,
+                   ncu_block=launch[0], ncu_grid=launch[1], config_check=config_check(row, launch),
+                   ncu_kernel_names="|".join(names),
+                   **ratios(read, write, row["compulsory_read_bytes"], row["compulsory_write_bytes"], row["flops"]))
+        if row["pass"] == "bwd" and str(row["launches"]) not in ("", str(kernels)):
+            row["config_check"] += f"; MISMATCH: registry launches {row['launches']}, ncu saw {kernels} kernels"
+    except subprocess.TimeoutExpired:
+        row["error"] = f"ncu timed out after {limit:.0f} s"
+    except (RuntimeError, OSError) as e:
+        row["error"] = str(e)[:200]
+
+
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ioattn", required=True, help="the ioattn CLI (build-gpu/carry/ioattn)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--seqlens", default="1024,4096,16384")
-    ap.add_argument("--variants", default="", help="comma list (default: every registered variant)")
+    ap.add_argument("--variants", default="", help="forward variants, comma list (default: every registered one)")
+    ap.add_argument("--passes", default="fwd", help="fwd, bwd or fwd,bwd (default fwd)")
+    ap.add_argument("--bwd-variants", default="",
+                    help="backward variants, comma list (default: every registered backward)")
     ap.add_argument("--naive-max", type=int, default=4096, help="largest N for v01_naive (its N^2 buffers under replay)")
     ap.add_argument("--timeout", type=int, default=120, help="cap (s) on one profile")
     ap.add_argument("--time-cap", type=float, default=0, help="start no profile after this many seconds (0: none)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     try:
         seqlens = [int(x) for x in args.seqlens.split(",") if x]
     except ValueError:
         raise SystemExit(f"ncu_collect.py: --seqlens wants N[,N...], got '{args.seqlens}'")
     if not seqlens or any(n < 1 or 16384 % n for n in seqlens):
         raise SystemExit("ncu_collect.py: every N of --seqlens must divide 16384 (batch * N = 16384)")
+    passes = parse_list(args.passes, "passes")
+    if not passes or any(p not in PASSES for p in passes) or len(set(passes)) != len(passes):
+        raise SystemExit(f"ncu_collect.py: --passes wants a comma list of {', '.join(PASSES)} (each once), "
+                         f"got '{args.passes}'")
     try:
         import ioattn
         registered = list(ioattn.kernels())
+        bwd_registered = ioattn.backward_kernels() if "bwd" in passes else {}
     except Exception as e:  # noqa: BLE001 - no library, no config columns: say so and stop
         raise SystemExit(f"ncu_collect.py: cannot load python/ioattn.py's library (set IOATTN_CAPI): {e}")
     if not hasattr(ioattn, "kernel_config"):
         raise SystemExit("ncu_collect.py: python/ioattn.py has no kernel_config()")
-    variants = [v for v in args.variants.split(",") if v] if args.variants else registered
+    variants = parse_list(args.variants, "variants") or registered
     unknown = [v for v in variants if v not in registered]
     if unknown:
         raise SystemExit(f"ncu_collect.py: unknown variant(s) {', '.join(unknown)}")
+    bwd_variants = parse_list(args.bwd_variants, "bwd-variants") or list(bwd_registered)
+    unknown = [v for v in bwd_variants if v not in bwd_registered] if "bwd" in passes else []
+    if unknown:
+        raise SystemExit(f"ncu_collect.py: unknown backward variant(s) {', '.join(unknown)}")
     raw_dir = os.path.join(args.out, "ncu_raw")
     os.makedirs(raw_dir, exist_ok=True)
     d, heads, dtype = 128, 16, "bf16"
     t0 = time.monotonic()
     rows = []
-    for n in seqlens:
-        b = 16384 // n
-        comp_read, comp_write = compulsory(b, n, heads, d)
-        flops = fwd_flops(b, heads, n, d)
-        for v in variants:
-            row = dict(impl="ioattn:" + v, dtype=dtype, head_dim=d, causal=0, seqlen=n, batch=b, heads=heads,
-                       kernels=0, dram_read_bytes=None, dram_write_bytes=None, l2_bytes=None, gpu_time_ms=None,
-                       compulsory_read_bytes=comp_read, compulsory_write_bytes=comp_write, flops=flops,
-                       dram_read_over_compulsory_read=None, dram_write_over_compulsory_write=None,
-                       flop_per_dram_byte=None)
-            row.update({c: "" for c in CONFIG_COLS})
-            row.update(ncu_block="", ncu_grid="", config_check="", error="")
-            rows.append(row)
-            try:
-                cfg = ioattn.kernel_config(v, b, heads, heads, n, n, d, dtype, causal=False, window=(-1, -1),
-                                           br=0, bc=0, splits=0)
-                row.update({c: cfg.get(c, "") for c in CONFIG_COLS})
-            except ioattn.IoattnError as e:
-                row["error"] = f"refused: {str(e).splitlines()[0][:180]}"
-            elapsed = time.monotonic() - t0
-            if row["error"]:
-                pass
-            elif v == "v01_naive" and n > args.naive_max:
-                row["error"] = f"not profiled: N > {args.naive_max} (--naive-max; N^2 workspace under ncu replay)"
-            elif args.time_cap and elapsed > args.time_cap - 10:
-                row["error"] = f"not profiled: --time-cap {args.time_cap:.0f} s reached"
-            else:
-                limit = args.timeout if not args.time_cap else max(10, min(args.timeout, args.time_cap - elapsed))
-                cmd = ["ncu", "--clock-control", "none", "--profile-from-start", "off", "--print-units", "base",
-                       "--csv", "--metrics", ",".join(METRICS), args.ioattn, "run", "--kernel", v, "--batch", str(b),
-                       "--heads", str(heads), "--seqlen", str(n), "--head-dim", str(d), "--dtype", dtype, "--profile"]
+    base = ["ncu", "--clock-control", "none", "--profile-from-start", "off", "--print-units", "base",
+            "--csv", "--metrics", ",".join(METRICS), args.ioattn, "run"]
+    for pass_ in passes:
+        for n in seqlens:
+            b = 16384 // n
+            problem = ["--batch", str(b), "--heads", str(heads), "--seqlen", str(n), "--head-dim", str(d),
+                       "--dtype", dtype, "--profile"]
+            for v in (variants if pass_ == "fwd" else bwd_variants):
+                row = new_row("ioattn:" + v, pass_, b, n, heads, d, dtype)
+                rows.append(row)
                 try:
-                    res = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
-                    with open(os.path.join(raw_dir, f"{v}_{n}.csv"), "w") as f:
-                        f.write(res.stdout + "\n# stderr\n" + res.stderr[-2000:])
-                    sums, kernels, launch = parse_ncu_csv(res.stdout)
-                    if res.returncode != 0 or sums is None or kernels == 0:
-                        tail = (res.stderr or res.stdout).strip().splitlines()[-1:]
-                        raise RuntimeError(f"ncu rc={res.returncode}, {kernels} kernels: {tail}")
-                    read, write = sums["dram__bytes_read.sum"], sums["dram__bytes_write.sum"]
-                    row.update(kernels=kernels, dram_read_bytes=read, dram_write_bytes=write,
-                               l2_bytes=sums["lts__t_bytes.sum"], gpu_time_ms=sums["gpu__time_duration.sum"] * 1e-6,
-                               ncu_block=launch[0], ncu_grid=launch[1], config_check=config_check(row, launch),
-                               **ratios(read, write, comp_read, comp_write, flops))
-                except subprocess.TimeoutExpired:
-                    row["error"] = f"ncu timed out after {limit:.0f} s"
-                except (RuntimeError, OSError) as e:
-                    row["error"] = str(e)[:200]
-            save(args.out, rows)  # after every row: a time cap keeps what ran
-            print(f"ncu {v:20s} N={n:5d} " + (
-                f"read/comp_read {row['dram_read_over_compulsory_read']:7.2f}  write/comp_write "
-                f"{row['dram_write_over_compulsory_write']:5.2f}  FLOP/B {row['flop_per_dram_byte']:8.1f}  "
-                f"L2 {row['l2_bytes'] / 1e6:10.1f} MB  {row['gpu_time_ms']:9.3f} ms  (Br={row['br']} Bc={row['bc']})"
-                if not row["error"] else row["error"]), flush=True)
-    save(args.out, rows)
+                    if pass_ == "fwd":
+                        cfg = ioattn.kernel_config(v, b, heads, heads, n, n, d, dtype, causal=False, window=(-1, -1),
+                                                   br=0, bc=0, splits=0)
+                    else:
+                        info = bwd_registered[v]
+                        row.update(dq_mode=info["dq_mode"], deterministic=int(bool(info["deterministic"])),
+                                   forward_kernel=info["pairs_with"])
+                        cfg = ioattn.backward_config(v, b, heads, heads, n, n, d, dtype, causal=False,
+                                                     window=(-1, -1), br=0, bc=0)
+                    row.update({c: cfg.get(c, "") for c in CONFIG_COLS})
+                except ioattn.IoattnError as e:
+                    row["error"] = f"refused: {str(e).splitlines()[0][:180]}"
+                elapsed = time.monotonic() - t0
+                if row["error"]:
+                    pass
+                elif pass_ == "fwd" and v == "v01_naive" and n > args.naive_max:
+                    row["error"] = f"not profiled: N > {args.naive_max} (--naive-max; N^2 workspace under ncu replay)"
+                elif args.time_cap and elapsed > args.time_cap - 10:
+                    row["error"] = f"not profiled: --time-cap {args.time_cap:.0f} s reached"
+                else:
+                    limit = args.timeout if not args.time_cap else max(10, min(args.timeout, args.time_cap - elapsed))
+                    which = ["--kernel", v] if pass_ == "fwd" else ["--backward", "--bwd-kernel", v]
+                    raw = os.path.join(raw_dir, f"{v}_{n}.csv" if pass_ == "fwd" else f"bwd_{v}_{n}.csv")
+                    profile(row, base + which + problem, raw, limit)
+                save(args.out, rows)  # after every row: a time cap keeps what ran
+                print(f"ncu {pass_} {v:24s} N={n:5d} " + (
+                    f"read/comp_read {row['dram_read_over_compulsory_read']:7.2f}  write/comp_write "
+                    f"{row['dram_write_over_compulsory_write']:5.2f}  FLOP/B {row['flop_per_dram_byte']:8.1f}  "
+                    f"L2 {row['l2_bytes'] / 1e6:10.1f} MB  {row['gpu_time_ms']:9.3f} ms  (Br={row['br']} Bc={row['bc']}"
+                    + (f", {row['kernels']} kernels: {row['ncu_kernel_names']})" if pass_ == "bwd" else ")")
+                    if not row["error"] else row["error"]), flush=True)
+    if rows:
+        save(args.out, rows)
     return 0
 
 

@@ -39,7 +39,8 @@
 #   quick    tests pybad bench example ncu, small (fewer cases, bench N in {1k, 4k} d128 bf16,
 #            ncu at N = 1k), budget 400 s
 #   recheck  tests, and ncu for $NCU_SEQLENS x $NCU_VARIANTS, budget 400 s
-#   ncu      only ncu for $NCU_SEQLENS x $NCU_VARIANTS (default N = 1k, all variants), budget
+#   ncu      only ncu for $NCU_SEQLENS x $NCU_VARIANTS (default N = 1k, all variants; NCU_PASSES=bwd
+#            or fwd,bwd profiles the backward variants too, $NCU_BWD_VARIANTS or all), budget
 #            $NCU_CAP (400 s); NCU_NAIVE_MAX (4096) is the largest N v01 is profiled at, NCU_RUN_CAP
 #            (120 s) one profile's cap
 #   bench    only the benchmark (two samples), budget 400 s
@@ -184,8 +185,11 @@ case "$MODE" in full|quick) NCU_WANT=300 ;; *) NCU_WANT=600 ;; esac
 if want ncu $NCU_WANT; then
   if [ "$MODE" = quick ]; then NS=1024; else NS=1024,4096,16384; fi
   case "$MODE" in recheck|ncu) NS=${NCU_SEQLENS:-1024} ;; esac
+  # NCU_PASSES: fwd (default), bwd or fwd,bwd; NCU_BWD_VARIANTS: the backwards (default: every one).
+  note "ncu passes ${NCU_PASSES:-fwd}, N $NS, variants ${NCU_VARIANTS:-all}, backward variants ${NCU_BWD_VARIANTS:-all}"
   timeout "$CAP" python3 experiments/gpu/ncu_collect.py --ioattn "$C/ioattn" --out "$R" --seqlens "$NS" \
-    --variants "${NCU_VARIANTS:-}" --naive-max "${NCU_NAIVE_MAX:-4096}" --timeout "${NCU_RUN_CAP:-120}" \
+    --variants "${NCU_VARIANTS:-}" --passes "${NCU_PASSES:-fwd}" --bwd-variants "${NCU_BWD_VARIANTS:-}" \
+    --naive-max "${NCU_NAIVE_MAX:-4096}" --timeout "${NCU_RUN_CAP:-120}" \
     --time-cap $(( CAP > 20 ? CAP - 5 : CAP )) > "$R/ncu.log" 2>&1
   note "ncu rc=$?"
   tail -3 "$R/ncu.log"

@@ -1,0 +1,155 @@
+"""experiments/gpu/test_ncu_collect.py: ncu_collect.py's bookkeeping without a GPU (ctest ncu_collect_cpu).
+
+    python3 experiments/gpu/test_ncu_collect.py
+
+A stand-in `ncu` on PATH prints Nsight Compute's --csv layout for the launches it is asked to
+profile (one kernel for a forward; three for `run --backward`: preprocess, K/V-outer kernel, dQ
+convert or dQ pass) with known metric values, and a stand-in `ioattn` module gives the registry
+answers (kernels, backward_kernels, kernel_config, backward_config). The stand-ins are test
+inputs, not measurements. Checks, on the ncu.csv ncu_collect.py writes:
+  - forward rows keep the columns they had before the backward (same order, first), pass = fwd;
+  - a backward row sums DRAM read/write, L2 bytes and time over all three kernels, lists their
+    names without template arguments, and its compulsory bytes and FLOPs are the backward's
+    (reads Q, K, V, O, dO, LSE; writes dQ, dK, dV; 2.5x the forward's FLOPs);
+  - the registry's config is checked against the K/V-outer kernel (the second launched), and a
+    kernel count other than the registry's `launches` is reported;
+  - the ncu command of a backward is `run --backward --bwd-kernel NAME ... --profile`;
+  - bad --passes and unknown backward names exit with a one-line message.
+Exit 0 when every check passes, 1 otherwise.
+"""
+import csv
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+# The forward columns as ncu_collect.py wrote them before the backward was added.
+FORWARD_COLS = ["impl", "dtype", "head_dim", "causal", "seqlen", "batch", "heads", "kernels", "dram_read_bytes",
+                "dram_write_bytes", "l2_bytes", "gpu_time_ms", "compulsory_read_bytes", "compulsory_write_bytes",
+                "flops", "dram_read_over_compulsory_read", "dram_write_over_compulsory_write", "flop_per_dram_byte",
+                "br", "bc", "stages", "threads", "smem_bytes", "ctas_per_sm", "grid_x", "grid_y", "grid_z",
+                "grid_order", "launches", "splits", "ncu_block", "ncu_grid", "config_check", "error"]
+
+FAKE_NCU = r'''#!/usr/bin/env python3
+import sys
+args = sys.argv[1:]
+with open(__file__ + ".log", "a") as f:
+    f.write(" ".join(args) + "\n")
+cols = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
+        "Grid Size", "Device", "CC", "Section Name", "Metric Name", "Metric Unit", "Metric Value"]
+if "--backward" in args:
+    name = args[args.index("--bwd-kernel") + 1]
+    ks = [("void ioattn::bwd_preprocess<128>(Params)", "(256, 1, 1)", "(64, 1, 1)"),
+          ("void ioattn::" + name + "_main<__nv_bfloat16, 128, true>(BwdParams<T>)", "(128, 1, 1)", "(4096, 1, 1)"),
+          ("void ioattn::dq_convert<128>(Params)", "(256, 1, 1)", "(64, 1, 1)")]
+    if name == "bwd_two":  # a backward that launches fewer kernels than its registry entry says
+        ks = ks[:2]
+else:
+    name = args[args.index("--kernel") + 1]
+    ks = [("void ioattn::" + name + "<128>(Params)", "(128, 1, 1)", "(4096, 1, 1)")]
+print("==PROF== Connected to process")
+print(",".join('"%s"' % c for c in cols))
+for i, (k, block, grid) in enumerate(ks):
+    for m, v in (("dram__bytes_read.sum", 1000.0 * (i + 1)), ("dram__bytes_write.sum", 100.0 * (i + 1)),
+                 ("lts__t_bytes.sum", 10000.0 * (i + 1)), ("gpu__time_duration.sum", 1000000.0 * (i + 1))):
+        cells = [str(i), "1", "ioattn", "h", k, "1", "7", block, grid, "0", "9.0", "s", m, "byte", "{:,.0f}".format(v)]
+        print(",".join('"%s"' % c for c in cells))
+'''
+
+
+class IoattnError(RuntimeError):
+    pass
+
+
+def fake_ioattn():
+    m = types.ModuleType("ioattn")
+    m.IoattnError = IoattnError
+    m.kernels = lambda: {"v05_fa2_fast": {}}
+    m.backward_kernels = lambda: {
+        "bwd_atomic": dict(pairs_with="v04_fa2_mma", strategy="fa2", dq_mode="atomic", deterministic=False),
+        "bwd_two": dict(pairs_with="v04_fa2_mma", strategy="fa2", dq_mode="separate", deterministic=True)}
+    cfg = dict(br=64, bc=64, stages=1, threads=128, smem_bytes=1, ctas_per_sm=2, grid_x=4096, grid_y=1, grid_z=1,
+               grid_order="kv_bh_major", launches=3, splits=0)
+    m.kernel_config = lambda *a, **k: dict(cfg, grid_order="bh_major", launches=1)
+    m.backward_config = lambda *a, **k: dict(cfg)
+    return m
+
+
+def main():
+    bad = []
+
+    def expect(ok, what):
+        print(("PASS: " if ok else "FAIL: ") + what)
+        if not ok:
+            bad.append(what)
+
+    tmp = tempfile.mkdtemp()
+    ncu = os.path.join(tmp, "ncu")
+    with open(ncu, "w") as f:
+        f.write(FAKE_NCU.replace("#!/usr/bin/env python3", "#!" + sys.executable, 1))
+    os.chmod(ncu, os.stat(ncu).st_mode | stat.S_IEXEC)
+    os.environ["PATH"] = tmp + os.pathsep + os.environ.get("PATH", "")
+    sys.modules["ioattn"] = fake_ioattn()
+    import ncu_collect
+
+    out = os.path.join(tmp, "out")
+    rc = ncu_collect.main(["--ioattn", "IOATTN", "--out", out, "--seqlens", "1024", "--passes", "fwd,bwd"])
+    expect(rc == 0, "ncu_collect.py --passes fwd,bwd exits 0")
+    with open(os.path.join(out, "ncu.csv"), newline="") as f:
+        reader = csv.DictReader(f)
+        header, rows = reader.fieldnames, list(reader)
+    expect(header[:len(FORWARD_COLS)] == FORWARD_COLS, "the forward's columns come first, unchanged")
+    fwd = [r for r in rows if r["pass"] == "fwd"]
+    bwd = {r["impl"]: r for r in rows if r["pass"] == "bwd"}
+    expect(len(fwd) == 1 and fwd[0]["kernels"] == "1" and float(fwd[0]["dram_read_bytes"]) == 1000,
+           "one forward row, one kernel, its bytes")
+    b, h, n, d = 16, 16, 1024, 128
+    t = b * n * h * d * 2
+    expect(int(fwd[0]["compulsory_read_bytes"]) == 3 * t and int(fwd[0]["compulsory_write_bytes"]) == t + 4 * b * h * n,
+           "forward compulsory bytes: Q, K, V read; O, LSE written")
+    a = bwd.get("ioattn:bwd_atomic", {})
+    expect(a.get("kernels") == "3", "the backward row sums three kernels")
+    expect(float(a.get("dram_read_bytes", 0)) == 6000 and float(a.get("dram_write_bytes", 0)) == 600
+           and float(a.get("l2_bytes", 0)) == 60000 and abs(float(a.get("gpu_time_ms", 0)) - 6.0) < 1e-9,
+           "DRAM read/write, L2 bytes and time are summed over all the backward's kernels")
+    expect(a.get("ncu_kernel_names") == "ioattn::bwd_preprocess|ioattn::bwd_atomic_main|ioattn::dq_convert",
+           "kernel names in launch order, without template arguments")
+    expect(int(a.get("compulsory_read_bytes", 0)) == 5 * t + 4 * b * h * n and int(a.get("compulsory_write_bytes", 0)) == 3 * t,
+           "backward compulsory bytes: Q, K, V, O, dO, LSE read; dQ, dK, dV written")
+    expect(float(a.get("flops", 0)) == 2.5 * 4.0 * b * h * n * n * d, "backward FLOPs are 2.5x the forward's")
+    expect(abs(float(a.get("dram_read_over_compulsory_read", 0)) - 6000 / (5 * t + 4 * b * h * n)) < 1e-15,
+           "read / compulsory read of the backward")
+    expect(a.get("config_check") == "matches ncu" and a.get("ncu_grid") == "(4096, 1, 1)",
+           "the config is checked against the K/V-outer kernel (second launched)")
+    expect(a.get("dq_mode") == "atomic" and a.get("forward_kernel") == "v04_fa2_mma" and a.get("deterministic") == "0",
+           "dq_mode, forward_kernel, deterministic from the backward registry")
+    two = bwd.get("ioattn:bwd_two", {})
+    expect("MISMATCH: registry launches 3, ncu saw 2 kernels" in two.get("config_check", ""),
+           "a kernel count other than the registry's launches is reported")
+    expect(fwd[0]["dq_mode"] == "" and fwd[0]["ncu_kernel_names"] == "ioattn::v05_fa2_fast",
+           "a forward row has no dq_mode")
+    log = open(ncu + ".log").read().splitlines()
+    expect(any("run --backward --bwd-kernel bwd_atomic --batch 16" in ln and ln.endswith("--profile") for ln in log),
+           "the backward is profiled through `ioattn run --backward --bwd-kernel NAME ... --profile`")
+    expect(any(ln.startswith("--clock-control none --profile-from-start off") for ln in log),
+           "ncu starts with profiling off (only the profiled range counts)")
+
+    for argv, what in ((["--passes", "bwd,xyz"], "--passes"), (["--passes", "bwd", "--bwd-variants", "nope"],
+                                                               "unknown backward")):
+        try:
+            ncu_collect.main(["--ioattn", "I", "--out", out, "--seqlens", "1024"] + argv)
+            expect(False, f"{what} is refused")
+        except SystemExit as e:
+            msg = str(e.code)
+            expect(msg.startswith("ncu_collect.py: ") and "\n" not in msg and what in msg, f"{what} is refused: {msg}")
+    subprocess.run(["rm", "-rf", tmp], check=False)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
