@@ -11,8 +11,17 @@ Layout: `<root>/<machine>/<tag>/<name>.csv` beside `context.json` (the drivers) 
                newer one supersedes an older one without editing it.
   h200/        GPU runs, `<date>_<commit>[_<what>]`. Which run is quoted is not "the newest": it is
                named in `h200/CANONICAL`, one `<role> <tag>` line per role (bench: bench.csv,
-               ncu: ncu.csv, tiles: tiles.csv), in the first root that has that file. Every H200
-               number of the figures and the paper comes from the canonical run(s).
+               ncu: ncu.csv, tiles: tiles.csv, bwd: bench.csv, train: train_gpt.json; ROLE_FILES),
+               in the first root that has that file. Every H200 number of the figures and the
+               paper comes from the canonical run(s).
+
+Passes: a bench.csv row carries `pass` (fwd, bwd, fwdbwd; a file without the column is all fwd),
+an ncu.csv row too (fwd or bwd). Role `bench` gives the forward rows (bench_rows), role `bwd` the
+backward and forward+backward rows of its bench.csv (bwd_rows: a backward benchmark is committed
+apart from the forward one, and the forward rows of a bwd folder are not read), role `ncu` the
+Nsight Compute rows of either pass (ncu_rows(pass_)). Rows of two folders of one role are told
+apart by run_key and pass: a forward and a backward measurement of one impl never shadow each
+other.
 
 The benchmark sweeps its whole grid `sample` = 0, 1, ... times in one run (newer runs); bench_rows
 collapses the samples of one configuration into one row (ms = median over samples) and keeps the
@@ -30,7 +39,10 @@ from statistics import median
 from typing import Iterable
 
 REPO = Path(__file__).resolve().parent.parent
-ROLES = ("bench", "ncu", "tiles")
+# role -> the file of a results folder that the role reads.
+ROLE_FILES = {"bench": "bench.csv", "ncu": "ncu.csv", "tiles": "tiles.csv", "bwd": "bench.csv",
+              "train": "train_gpt.json"}
+ROLES = tuple(ROLE_FILES)
 
 # ------------------------------------------------------------------------------ generic layout
 
@@ -135,8 +147,9 @@ def canonical() -> dict[str, list[Path]]:
 
 
 def canonical_csvs(role: str) -> list[Path]:
-    """<folder>/<role>.csv of every canonical folder of `role` that has one."""
-    return [d / f"{role}.csv" for d in canonical().get(role, []) if (d / f"{role}.csv").is_file()]
+    """<folder>/<ROLE_FILES[role]> of every canonical folder of `role` that has one."""
+    name = ROLE_FILES.get(role, f"{role}.csv")
+    return [d / name for d in canonical().get(role, []) if (d / name).is_file()]
 
 
 def canonical_tag(role: str) -> str | None:
@@ -188,6 +201,12 @@ def is_ioattn(impl: str) -> bool:
 RUN_KEY = ["impl", "dtype", "head_dim", "causal", "seqlen", "batch", "heads"]
 
 
+def row_pass(r: dict) -> str:
+    """'fwd', 'bwd' or 'fwdbwd' from a row's `pass` (or older `direction`) column; 'fwd' without one."""
+    p = (r.get("pass") or r.get("direction") or "fwd").strip().lower()
+    return {"forward": "fwd", "backward": "bwd", "forward_backward": "fwdbwd"}.get(p, p)
+
+
 def run_key(r: dict) -> tuple:
     return (r["impl"], r["dtype"], int(float(r["head_dim"])), flag(r["causal"]), int(float(r["seqlen"])),
             int(float(r["batch"])), int(float(r["heads"])))
@@ -210,7 +229,7 @@ def _rows_of(paths: list[Path], required: Iterable[str]) -> tuple[list[dict], li
         keys = set()
         for r in rs:
             try:
-                k = run_key(r)
+                k = run_key(r) + (row_pass(r),)
             except (KeyError, ValueError):
                 k = None
             if k is not None and k in seen:
@@ -235,7 +254,7 @@ def _measured(r: dict) -> bool:
 
 
 def _forward(r: dict) -> bool:
-    return (r.get("pass") or r.get("direction") or "fwd").lower() in ("fwd", "forward")
+    return row_pass(r) == "fwd"
 
 
 def bench_rows(per_variant: bool = True) -> tuple[list[dict], list[Path]]:
@@ -264,11 +283,40 @@ def best_per_variant(rs: list[dict]) -> list[dict]:
     return list(best.values())
 
 
-def ncu_rows() -> tuple[list[dict], list[Path]]:
-    """Nsight Compute rows of the canonical run (role ncu) that were profiled (no error)."""
+def ncu_rows(pass_: str = "fwd") -> tuple[list[dict], list[Path]]:
+    """Nsight Compute rows of the canonical run (role ncu) of one pass ('fwd': the forward kernels,
+    also the rows of files without a `pass` column; 'bwd': every kernel of one backward launch,
+    summed) that were profiled (no error)."""
     rows, _ = _rows_of(canonical_csvs("ncu"), RUN_KEY)
-    rows = [r for r in rows if not r.get("error")]
+    rows = [r for r in rows if not r.get("error") and row_pass(r) == pass_]
     return rows, _files_of(rows)
+
+
+def bwd_rows(pass_: str = "bwd", per_variant: bool = False) -> tuple[list[dict], list[Path]]:
+    """Measured rows of the canonical backward benchmark (role bwd: its bench.csv) of one pass,
+    'bwd' (the backward alone) or 'fwdbwd' (forward + backward), samples collapsed as in
+    bench_rows (median ms and TFLOP/s, `_samples`, `_spread`). per_variant as in bench_rows."""
+    rows, _ = _rows_of(canonical_csvs("bwd"), RUN_KEY + ["ms"])
+    rows = [r for r in rows if _measured(r) and row_pass(r) == pass_]
+    out = _collapse_samples(rows, run_key)
+    for r in out:
+        r["seqlen"] = str(int(float(r["seqlen"])))
+    return (best_per_variant(out) if per_variant else out), _files_of(out)
+
+
+def train_run() -> tuple[dict | None, list[dict], list[Path]]:
+    """The canonical training check (role train): (train_gpt.json's `summary` plus its `context`
+    under '_context', the loss curves of train_gpt.csv beside it as rows, [the files read]);
+    (None, [], []) when no canonical folder has a train_gpt.json."""
+    for j in canonical_csvs("train"):
+        data = json.loads(j.read_text())
+        summary = dict(data.get("summary") or {})
+        summary["_context"] = data.get("context") or {}
+        summary["_tag"] = j.parent.name
+        c = j.parent / "train_gpt.csv"
+        curves = read_csv(c) if c.is_file() else []
+        return summary, curves, [j] + ([c] if c.is_file() else [])
+    return None, [], []
 
 
 def _collapse_samples(rows: list[dict], key) -> list[dict]:

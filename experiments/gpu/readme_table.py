@@ -16,6 +16,23 @@ its marker comments:
   CHECK     the GPU suite's per-variant lines, the sanitizer summaries and the Python bad-input
             test's closing line, from the logs of the canonical bench folder that has them.
 
+The backward (role bwd: the bench.csv rows with pass bwd and fwdbwd; role train: train_gpt.json)
+fills three more blocks of kernels/README.md:
+
+  BWD_MEASURED  one row per backward variant and (dtype, d, causal): the backward's and the
+                forward+backward's TFLOP/s over N (mean of the samples; the range over N, with
+                the N), and the speedup ms(SDPA) / ms(ioattn) against SDPA flash and cuDNN over
+                N, per pass, with the largest two-sample spread of those ratios; then the peak
+                device memory of forward+backward at the largest N (naive path = SDPA math).
+  BWD_PERF      as PERF, for the pass bwd and the pass fwdbwd (best backward variant per point).
+  BWD_CHECK     the backward GPU suite's per-variant lines, its sanitizer summaries, the
+                autograd test's closing line and the training check's summary (train_gpt.json:
+                step time, peak memory, loss first -> last, the largest relative loss gap and
+                its tolerance, verdict).
+
+and, in README.md, the span `bwd_headline` (the best backward against SDPA flash and cuDNN,
+backward and forward+backward, and the training check in one sentence).
+
 In README.md it fills the span `h200_headline` (one sentence: the best ioattn against SDPA flash
 and cuDNN over the whole grid).
 
@@ -31,7 +48,8 @@ os.environ["IOATTN_RESULTS"] = os.path.join(REPO, "experiments", "results")  # c
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 import results_index  # noqa: E402
-from summarize import bench_points, impl_order, ncu_compulsory, ratio, read_csv, short, verdict  # noqa: E402
+from summarize import (bench_points, fnum, impl_order, mean_of, ncu_compulsory, ratio, read_csv, row_pass,  # noqa: E402
+                       short, verdict)
 from timing import spread  # noqa: E402
 
 NVIDIA_ONLY = {"ioattn:v06_fa2_wgmma"}  # supports() refuses on AMD (its header)
@@ -47,6 +65,22 @@ def cell(samples):
     tf = [float(samples[s]["tflops"]) for s in sorted(samples)]
     m = sum(tf) / len(tf)
     return f"{m:.1f} ±{spread(tf[0], tf[1]) * 100:.1f}%" if len(tf) >= 2 else f"{m:.1f}"
+
+
+def load_bwd():
+    """(bwd/fwdbwd rows of every canonical bwd folder, their folders, the training summary or None,
+    the training folder or None)."""
+    canon = results_index.canonical()
+    dirs = canon.get("bwd", [])
+    rows, seen = [], set()
+    for d in dirs:  # a point measured in two folders: the first listed wins
+        rs = [r for r in (read_csv(os.path.join(d, "bench.csv")) or []) if row_pass(r) in ("bwd", "fwdbwd")]
+        key = lambda r: (r["impl"], row_pass(r), r["dtype"], r["head_dim"], r["causal"], r["seqlen"])  # noqa: E731
+        keys = {key(r) for r in rs}
+        rows += [r for r in rs if key(r) not in seen]
+        seen |= keys
+    summary, _, train_files = results_index.train_run()
+    return rows, dirs, summary, (os.path.dirname(train_files[0]) if train_files else None)
 
 
 def load():
@@ -106,16 +140,19 @@ def rng(xs):
     return f"{min(xs):.2f}x" if len(xs) == 1 or f"{min(xs):.2f}" == f"{max(xs):.2f}" else f"{min(xs):.2f}-{max(xs):.2f}x"
 
 
-def block_perf(rows):
-    pts = bench_points(rows)
+def block_perf(rows, pass_="fwd"):
+    pts = bench_points(rows, pass_)
     groups = sorted({(k[0], k[1], k[2]) for k in pts})
     lines = ["Best ioattn variant per point against SDPA in the same run: speedup = ms(SDPA) / ms(ioattn),",
              "the mean of the two samples; a point is a win when the margin over 1.0 is larger than the",
              "spread of the ratio between the samples, 'not a win' when it is not, a loss when ioattn is",
-             "slower by more than the spread (written by `experiments/gpu/readme_table.py`).", "",
-             "| dtype | d | causal | vs flash, N >= 1k | win / not a win / loss (N >= 1k) | vs flash, N = 512 "
-             "| vs cuDNN, N >= 1k | best variant(s) | largest spread of a ratio |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "slower by more than the spread (written by `experiments/gpu/readme_table.py`).", ""]
+    if pass_ != "fwd":
+        lines[-1:] = [f"Pass `{pass_}` ({'the backward alone' if pass_ == 'bwd' else 'forward + backward'}; "
+                      "FA2 convention).", ""]
+    lines += ["| dtype | d | causal | vs flash, N >= 1k | win / not a win / loss (N >= 1k) | vs flash, N = 512 "
+              "| vs cuDNN, N >= 1k | best variant(s) | largest spread of a ratio |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for dt, d, c in groups:
         big, small, cud, counts, best, sps = [], [], [], {"win": 0, "not a win": 0, "loss": 0}, set(), []
         for (kdt, kd, kc, n), vals in sorted(pts.items()):
@@ -171,6 +208,153 @@ def headline(rows, bench_dirs):
             f"{'a win at every such point' if not lose else f'{lose} such point(s) not a win'} against the "
             f"two-sample spread, at most {max(sps) * 100:.1f}%), {rng(small)} at N = 512, and {rng(cud)} "
             f"its cuDNN backend ({where}; kernel time, CUDA-graph replays)")
+
+
+def nk(n):
+    return f"{n // 1024}k" if n >= 1024 and n % 1024 == 0 else str(n)
+
+
+def tf_range(pts, impl, group):
+    """'131-159 (N 1k-4k)': the impl's mean TFLOP/s over the N of one (dtype, d, causal) group."""
+    vals = sorted((n, mean_of(v[impl], "tflops")) for (dt, d, c, n), v in pts.items() if (dt, d, c) == group and impl in v)
+    if not vals:
+        return "-"
+    lo, hi = min(v for _, v in vals), max(v for _, v in vals)
+    ns = f"N {nk(vals[0][0])}" + (f"-{nk(vals[-1][0])}" if len(vals) > 1 else "")
+    return (f"{lo:.1f}" if f"{lo:.1f}" == f"{hi:.1f}" else f"{lo:.1f}-{hi:.1f}") + f" ({ns})"
+
+
+def ratio_range(pts, impl, peer, group, sps):
+    """rng() of the mean speedups ms(peer) / ms(impl) over the group's N; spreads appended to sps."""
+    ms = []
+    for (dt, d, c, n), v in sorted(pts.items()):
+        if (dt, d, c) == group and impl in v and peer in v:
+            m, _, sp = ratio(v[impl], v[peer])
+            if m is not None:
+                ms.append(m)
+            if sp is not None:
+                sps.append(sp)
+    return rng(ms) if ms else "-"
+
+
+def block_bwd_measured(rows, dirs):
+    if not rows:
+        return ["No canonical backward benchmark (role `bwd` in `experiments/results/h200/CANONICAL`)."]
+    pts = {p: bench_points(rows, p) for p in ("bwd", "fwdbwd")}
+    nsamples = len({r.get("sample") or "0" for r in rows})
+    spread_note = f"mean of {nsamples} samples" if nsamples >= 2 else "one sample"
+    srcs = " and ".join(f"`{rel(d)}/bench.csv`" for d in dirs)
+    lines = [f"Measured on the H200 ({spread_note}; TFLOP/s by the FA2 convention: backward 2.5x, forward+backward",
+             f"3.5x the forward's FLOPs; speedup = ms(SDPA) / ms(ioattn), the range over N), from {srcs}, pass",
+             "`bwd` (the backward alone, after its paired forward) and `fwdbwd` (the forward it pairs with, then",
+             "the backward); written by `experiments/gpu/readme_table.py` from the run `CANONICAL` names.", "",
+             "| backward | dtype | d | causal | bwd TFLOP/s | bwd vs flash | bwd vs cuDNN | fwd+bwd TFLOP/s "
+             "| fwd+bwd vs flash | fwd+bwd vs cuDNN | largest spread of a ratio |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    groups = sorted({k[:3] for p in pts.values() for k in p})
+    impls = [i for i in impl_order(rows) if i.startswith("ioattn:")]
+    for impl in impls:
+        for g in groups:
+            if not any(impl in v for k, v in pts["bwd"].items() if k[:3] == g) and \
+               not any(impl in v for k, v in pts["fwdbwd"].items() if k[:3] == g):
+                continue
+            sps = []
+            cells = []
+            for p in ("bwd", "fwdbwd"):
+                cells += [tf_range(pts[p], impl, g), ratio_range(pts[p], impl, "sdpa:flash", g, sps),
+                          ratio_range(pts[p], impl, "sdpa:cudnn", g, sps)]
+            worst = f"{max(sps) * 100:.1f}%" if sps else "- (one sample)"
+            lines.append(f"| `{short(impl)}` | {g[0]} | {g[1]} | {g[2]} | " + " | ".join(cells) + f" | {worst} |")
+    mem = {}
+    for r in rows:
+        if row_pass(r) == "fwdbwd" and fnum(r.get("peak_extra_mib")) is not None and fnum(r.get("ms")) is not None:
+            mem.setdefault((r["dtype"], int(r["head_dim"]), int(r["causal"]), int(r["seqlen"])), {}).setdefault(
+                r["impl"], fnum(r["peak_extra_mib"]))
+    if mem:
+        key = max(mem, key=lambda k: (k[3], -k[2], k[1]))
+        at = mem[key]
+        flash = {i: v for i, v in at.items() if i != "sdpa:math"}
+        lines += ["", f"Peak device memory of one forward + backward at N = {key[3]} ({key[0]}, d {key[1]}, "
+                  f"{'causal' if key[2] else 'non-causal'}; the benchmark's `peak_extra_mib`: torch allocator peak "
+                  "beyond q, k, v, dO plus ioattn's C ABI workspace): "
+                  + ", ".join(f"`{short(i)}` {v:,.0f} MiB" for i, v in sorted(at.items(), key=lambda x: -x[1]))
+                  + (f" (naive path `math` {at['sdpa:math'] / max(min(flash.values()), 1e-9):.0f}x the smallest flash-path "
+                     "number)" if "sdpa:math" in at and flash else "") + "."]
+    return lines
+
+
+def train_sentence(s, where):
+    """The training check in one sentence, from train_gpt.json's summary."""
+    ms, mib = s.get("step_ms_median", {}), s.get("peak_mib", {})
+    gap, tol = s.get("max_rel_smoothed_diff_after"), s.get("tolerance", "")
+    return (f"{s.get('model', 'GPT')} trained {s.get('steps', '?')} steps ({s.get('kernels', '')}): median step "
+            f"{ms.get('ioattn', float('nan')):.1f} ms with ioattn against {ms.get('sdpa', float('nan')):.1f} ms with SDPA "
+            f"(host-inclusive), peak {mib.get('ioattn', float('nan')):,.0f} against {mib.get('sdpa', float('nan')):,.0f} MiB, "
+            f"loss {s.get('loss_first', {}).get('ioattn', '?')} -> {s.get('loss_last', {}).get('ioattn', '?')} (SDPA "
+            f"{s.get('loss_first', {}).get('sdpa', '?')} -> {s.get('loss_last', {}).get('sdpa', '?')}), largest relative "
+            f"gap of the smoothed curves {gap:.4f} ({tol}): {str(s.get('status', '?')).split(':')[0]} ({where})"
+            if gap is not None else f"training summary without a loss gap ({where})")
+
+
+def block_bwd_check(dirs, summary, train_dir):
+    d = next((d for d in dirs if os.path.exists(os.path.join(d, "test_gpu_backward.log"))), None)
+    lines = []
+    if d is None:
+        lines.append("No canonical bwd folder holds a backward GPU-suite log (test_gpu_backward.log).")
+    else:
+        commit = last_line_with(os.path.join(d, "context.txt"), "commit:") or "commit: ?"
+        lines += [f"From `{rel(d)}/` (binaries of {commit.split(':', 1)[1].strip()[:7]}; written by",
+                  "`experiments/gpu/readme_table.py`):", "",
+                  "- `test_gpu_backward.log`, every registered backward's dQ, dK, dV against the float64 reference:"]
+        var = [ln.strip() for ln in open(os.path.join(d, "test_gpu_backward.log"), errors="replace")
+               if ln.startswith("variant ")]
+        lines += [f"  - `{v}`" for v in var] or ["  - (no per-variant lines: the suite did not finish)"]
+        for name, needle in (("sanitizer_bwd_memcheck.log", "ERROR SUMMARY"),
+                             ("sanitizer_bwd_racecheck.log", "RACECHECK SUMMARY")):
+            path = os.path.join(d, name)
+            s = last_line_with(path, needle)
+            lines.append(f"- `{name}` (compute-sanitizer over the suite's quick shapes): "
+                         + (f"`{s.lstrip('= ').strip()}`" if s else
+                            "no summary line (did not finish: see the run's summary.txt)" if os.path.exists(path)
+                            else "not run"))
+        s = last_line_with(os.path.join(d, "autograd.log"), "passed")
+        lines.append("- `autograd.log` (`python/test_autograd.py`: torch.autograd gradients vs SDPA under the error "
+                     "rule): " + (f"`{s}`" if s else "not run"))
+    if summary is not None:
+        lines.append("- `train_gpt.json` (`experiments/gpu/train_gpt.py`): " + train_sentence(summary, f"`{rel(train_dir)}/`"))
+    return lines
+
+
+def bwd_headline(rows, dirs, summary, train_dir):
+    """One sentence for README.md: the best backward against SDPA flash and cuDNN, and the training check."""
+    parts = []
+    for p, what in (("bwd", "backward"), ("fwdbwd", "forward+backward")):
+        pts = bench_points(rows, p)
+        fl, cu, best, sps = [], [], set(), []
+        for (dt, d, c, n), vals in sorted(pts.items()):
+            if n < 1024 or "sdpa:flash" not in vals or (b := best_ioattn(vals)) is None:
+                continue
+            m, _, sp = ratio(vals[b], vals["sdpa:flash"])
+            fl.append(m)
+            sps += [sp] if sp is not None else []
+            best.add(short(b))
+            if "sdpa:cudnn" in vals:
+                mc, _, spc = ratio(vals[b], vals["sdpa:cudnn"])
+                cu.append(mc)
+                sps += [spc] if spc is not None else []
+        if fl:
+            parts.append(f"{what} {rng(fl)} SDPA flash and {rng(cu) if cu else '-'} cuDNN "
+                         f"({', '.join(sorted(best))}; spread at most {max(sps) * 100:.1f}%)" if sps else
+                         f"{what} {rng(fl)} SDPA flash and {rng(cu) if cu else '-'} cuDNN ({', '.join(sorted(best))})")
+    groups = sorted({(r["dtype"], r["head_dim"], r["causal"]) for r in rows})
+    desc = "; ".join(sorted({f"{dt} d{d}" for dt, d, _ in groups})) + (
+        ", causal or not" if len({c for *_, c in groups}) > 1 else "")
+    where = ", ".join(f"`{rel(d)}/`" for d in dirs)
+    text = (f"at every N ≥ 1k measured ({desc}; {where}) the best backward reaches " + "; ".join(parts)
+            if parts else "no backward benchmark is canonical")
+    if summary is not None:
+        text += "; training check: " + train_sentence(summary, f"`{rel(train_dir)}/`")
+    return text
 
 
 def last_line_with(path, needle):
@@ -231,16 +415,23 @@ def main(argv):
     new = replace_block(text, "MEASURED", block_measured(rows, bench_dirs, ncu, ncu_dirs), readme)
     new = replace_block(new, "PERF", block_perf(rows), readme)
     new = replace_block(new, "CHECK", block_check(bench_dirs), readme)
+    brows, bdirs, summary, train_dir = load_bwd()
+    new = replace_block(new, "BWD_MEASURED", block_bwd_measured(brows, bdirs), readme)
+    new = replace_block(new, "BWD_PERF", block_perf(brows, "bwd") + [""] + block_perf(brows, "fwdbwd")[4:]
+                        if brows else ["No canonical backward benchmark."], readme)
+    new = replace_block(new, "BWD_CHECK", block_bwd_check(bdirs, summary, train_dir), readme)
     top = os.path.join(REPO, "README.md")
     with open(top) as f:
         top_text = f.read()
     top_new = replace_inline(top_text, "h200_headline", headline(rows, bench_dirs), top)
+    top_new = replace_inline(top_new, "bwd_headline", bwd_headline(brows, bdirs, summary, train_dir), top)
     if check:
         bad = [f for f, a, b in ((readme, text, new), (top, top_text, top_new)) if a != b]
         for f in bad:
             print(f"FAIL: {f}: a generated block differs from the committed data (run experiments/gpu/readme_table.py)")
         if not bad:
-            print(f"PASS: {readme} (MEASURED, PERF, CHECK) and {top} (h200_headline) match the canonical run")
+            print(f"PASS: {readme} (MEASURED, PERF, CHECK, BWD_MEASURED, BWD_PERF, BWD_CHECK) and {top} "
+                  "(h200_headline, bwd_headline) match the canonical run")
         return 1 if bad else 0
     for f, a, b in ((readme, text, new), (top, top_text, top_new)):
         if a != b:
