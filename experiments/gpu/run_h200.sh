@@ -50,6 +50,8 @@
 #            samples; the whole grid: BENCH_PASSES=bwd,fwdbwd with mode bench), budget 570 s
 #            (caps 150 + 60 + 120 + 130 s, the bench what is left, at least ~90 s)
 # RUN_BUDGET overrides a mode's budget (seconds).
+# RUN_STAGES="tests backward ncu" runs those stages under the mode's budget; TILES_ARGS are passed
+# to bench_tiles.py (e.g. "--samples 2").
 set -u
 MODE=${1:-full}
 case "$MODE" in
@@ -66,6 +68,8 @@ case "$MODE" in
 esac
 BENCH_PASSES=${BENCH_PASSES:-fwd}
 BUDGET=${RUN_BUDGET:-$BUDGET}
+# RUN_STAGES (a space-separated list of the stage names above) replaces the mode's stages.
+STAGES=${RUN_STAGES:-$STAGES}
 ROOT=$(pwd)
 C=$ROOT/build-gpu/carry
 # pack.sh also writes build-gpu/carry.tar.xz (the same binaries, compressed): unpack it when only it came.
@@ -215,7 +219,7 @@ fi
 
 stage tiles
 if want tiles 60; then
-  timeout "$CAP" python3 experiments/gpu/bench_tiles.py --out "$R" > "$R/tiles.log" 2>&1
+  timeout "$CAP" python3 experiments/gpu/bench_tiles.py --out "$R" ${TILES_ARGS:-} > "$R/tiles.log" 2>&1
   note "tiles rc=$?"
 fi
 
