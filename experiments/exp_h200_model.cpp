@@ -29,6 +29,16 @@
 // (their tiles are not ours to know). With no H200 CSV the driver writes a header-only CSV and
 // says so (exit 0: nothing to model is not an error).
 //
+// Backward rows (impl `ioattn:bwdNN...`, from bench.csv with pass bwd or ncu.csv with pass bwd)
+// are modeled with `--pass bwd` (Options::pass): the strategy and the dQ mode (Tiling::dq,
+// atomic | separate) come from the backward registry (kernels/backward.hpp: strategy, dq_mode),
+// the tile, occupancy and order from the row (the backward_config the benchmark and ncu_collect
+// recorded: br, bc of the K/V-outer kernel, its ctas_per_sm). The backward's order kv_bh_major
+// (one CTA per (batch, head, K/V block), the blocks of one head together) is the simulator's
+// bh_major over the K/V-outer nest. Output columns `pass` (fwd | bwd) and `dq_mode` ('' for a
+// forward) say which model a row got. Forward+backward rows (pass fwdbwd) are not modeled: the
+// forward and the backward of such a row use two different tiles, and each pass has its own row.
+//
 // --check: every modeled row lies within [compulsory, no-L2] (read and write); a row without a
 // launch configuration carries no prediction; an unmasked MHA fa2 row under a block-major order
 // predicts at least what bh_major would (verify/simulator's grid_orders property, on the real
@@ -48,6 +58,7 @@
 #include <sstream>
 
 #include "driver.hpp"
+#include "kernels/backward.hpp"
 #include "kernels/launch.hpp"
 #include "sim_common.hpp"
 
@@ -148,7 +159,7 @@ int main(int argc, char** argv) {
     const auto& m = exp::pick_machine(catalog, "h200");
     const auto dir = exp::results_dir(a, "sim");
     exp::Csv csv(dir / "model.csv",
-                 {"kind", "machine", "run", "impl", "variant", "strategy", "dtype", "head_dim", "causal", "seqlen",
+                 {"kind", "machine", "run", "impl", "variant", "strategy", "pass", "dq_mode", "dtype", "head_dim", "causal", "seqlen",
                   "batch", "heads", "br", "bc", "stages", "ctas_per_sm", "grid_order", "splits", "config_source",
                   "model_status", "hbm_read_bytes", "hbm_write_bytes", "hbm_no_l2_bytes", "hbm_compulsory_read_bytes",
                   "hbm_compulsory_write_bytes", "hbm_compulsory_bytes", "hbm_read_bytes_bh_major", "l2_bytes",
@@ -173,6 +184,7 @@ int main(int argc, char** argv) {
     }
 
     const std::regex variant_re("ioattn:(v[0-9]+[a-z]*)");  // v03b is its own rung, not v03
+    const std::regex backward_re("ioattn:(bwd[0-9]+[a-z]*)");  // bwd01b is its own rung, not bwd01
     std::set<std::string> seen;
     std::map<std::string, int64_t> by_status;
     int64_t modeled = 0, files = 0, with_config = 0, nocfg_with_prediction = 0;
@@ -196,29 +208,52 @@ int main(int argc, char** argv) {
         for (const auto& r : t.rows) {
           std::smatch mm;
           const std::string impl = get(r, "impl");
-          if (!std::regex_search(impl, mm, variant_re)) continue;
+          std::string pass_col = get(r, "pass");
+          if (pass_col.empty()) pass_col = "fwd";  // a file without the column is all forward
+          const bool is_bwd = std::regex_search(impl, mm, backward_re);
+          if (!is_bwd && !std::regex_search(impl, mm, variant_re)) continue;
+          if (is_bwd ? pass_col != "bwd" : pass_col != "fwd") continue;  // fwdbwd: see the header
+          const Pass pass = is_bwd ? Pass::bwd : Pass::fwd;
           const std::string rung = mm[1].str();
           const std::string br = get(r, "br"), bc = get(r, "bc"), stages = get(r, "stages"),
                             ctas = get(r, "ctas_per_sm"), order = get(r, "grid_order"), splits = get(r, "splits");
-          const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", tag, impl, get(r, "dtype"),
+          const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", tag, pass_col, impl,
+                                              get(r, "dtype"),
                                               get(r, "head_dim"), get(r, "causal"), get(r, "seqlen"),
                                               get(r, "batch"), get(r, "heads"), br, bc, ctas, order, splits);
           if (!seen.insert(key).second) continue;  // samples and the other files of a run repeat a row
 
-          std::string status = "ok", config_source, strategy_name, note;
-          const kernels::KernelInfo* k = nullptr;
-          for (const auto& info : kernels::registry()) {
-            const std::string name(info.name);
-            if (name == rung || name.rfind(rung + "_", 0) == 0) k = &info;  // "v03" is not "v03b_..."
+          std::string status = "ok", config_source, strategy_name, note, dq_name;
+          bool found = false;
+          std::optional<sim::DqMode> dq;
+          if (!is_bwd) {
+            for (const auto& info : kernels::registry()) {
+              const std::string name(info.name);
+              if (name == rung || name.rfind(rung + "_", 0) == 0) {  // "v03" is not "v03b_..."
+                found = true;
+                strategy_name = std::string(info.strategy);
+              }
+            }
+          } else {
+            for (const auto& info : kernels::backward_registry()) {
+              const std::string name(info.name);
+              if (name == rung || name.rfind(rung + "_", 0) == 0) {  // "bwd01" is not "bwd01b_..."
+                found = true;
+                strategy_name = std::string(info.strategy);
+                dq_name = std::string(info.dq_mode);
+                for (auto v : {sim::DqMode::atomic, sim::DqMode::separate})
+                  if (sim::dq_mode_name(v) == info.dq_mode) dq = v;
+              }
+            }
           }
           std::optional<sim::Strategy> strategy;
-          if (k) {
-            strategy_name = std::string(k->strategy);
-            strategy = sim::parse_strategy(k->strategy);
-          }
+          if (found) strategy = sim::parse_strategy(strategy_name);
           AttnProblem p;
-          if (!k) status = "not in this build's kernel registry";
+          if (!found) status = is_bwd ? "not in this build's backward registry" : "not in this build's kernel registry";
           else if (!strategy) status = "registry strategy " + strategy_name + " unknown to the simulator";
+          else if (is_bwd && !sim::strategy_info(*strategy).bwd)
+            status = "registry strategy " + strategy_name + " has no backward model";
+          else if (is_bwd && !dq) status = "registry dq_mode " + dq_name + " unknown to the simulator";
           if (status == "ok") {
             const auto dt = parse_dtype(get(r, "dtype"));
             int64_t d = 0, n = 0, b = 0, h = 0;
@@ -258,7 +293,10 @@ int main(int argc, char** argv) {
             } else {
               ++with_config;
               config_source = "measured row";
-              const auto go = sim::parse_grid_order(order);
+              // The backward's K/V-outer kernel in key-block order is bh_major over the K/V-outer nest.
+              const auto go = is_bwd && order == "kv_bh_major" ? std::optional(sim::GridOrder::bh_major)
+                              : is_bwd                         ? std::nullopt
+                                                               : sim::parse_grid_order(order);
               if (*strategy == sim::Strategy::fa1)
                 status = "grid order " + order + " not modeled by the simulator (its fa1 nest is one CTA per "
                          "(batch, head) walking every block)";
@@ -270,8 +308,9 @@ int main(int argc, char** argv) {
                 tl.ctas_per_cu = vctas;
                 tl.grid_order = *go;
                 tl.splits = sim::strategy_info(*strategy).takes_splits ? vsplits : 1;
+                if (dq) tl.dq = *dq;
                 // The measured occupancy wins where the model's footprint disagrees (the note says so).
-                if (auto e = sim::check_fits(p, m, tl, Pass::fwd))
+                if (auto e = sim::check_fits(p, m, tl, pass))
                   note = "the simulator's footprint admits fewer CTAs per SM; modeled at the measured "
                          "ctas_per_sm (" + *e + ")";
               }
@@ -281,18 +320,25 @@ int main(int argc, char** argv) {
           // hbm_read_bytes .. l2_regime: empty without a prediction.
           std::vector<std::string> pred(13);
           if (status == "ok") {
-            const auto res = sim::simulate_unchecked(p, m, tl, {});
+            sim::Options opt;
+            opt.pass = pass;
+            const auto res = sim::simulate_unchecked(p, m, tl, opt);
             sim::Tiling bh = tl;
             bh.grid_order = sim::GridOrder::bh_major;
-            const auto res_bh = sim::simulate_unchecked(p, m, bh, {});
+            const auto res_bh = sim::simulate_unchecked(p, m, bh, opt);
+            // waves: of the main kernel (the forward's first; the backward's K/V-outer bwd_main or bwd_dkdv).
+            const sim::KernelResult* mk = &res.kernels.front();
+            for (const auto& kr : res.kernels)
+              if (is_bwd && (kr.name == "bwd_main" || kr.name == "bwd_dkdv")) mk = &kr;
+            const sim::KernelResult& main_kernel = *mk;
             pred = {exp::cell(res.hbm.read), exp::cell(res.hbm.write), exp::cell(res.hbm_no_l2.total()),
                     exp::cell(res.hbm_compulsory.read), exp::cell(res.hbm_compulsory.write),
                     exp::cell(res.hbm_compulsory.total()), exp::cell(res_bh.hbm.read), exp::cell(res.l2.total()),
-                    exp::cell(res.ctas_per_cu), exp::cell(res.kernels.front().waves), exp::cell(res.time_s),
+                    exp::cell(res.ctas_per_cu), exp::cell(main_kernel.waves), exp::cell(res.time_s),
                     res.bound, res.l2_regime};
             all_within &= res.hbm.read >= res.hbm_compulsory.read && res.hbm.write >= res.hbm_compulsory.write &&
                           res.hbm.read <= res.hbm_no_l2.read && res.hbm.write <= res.hbm_no_l2.write;
-            if (*strategy == sim::Strategy::fa2 && unmasked_mha(p) &&
+            if (!is_bwd && *strategy == sim::Strategy::fa2 && unmasked_mha(p) &&
                 (tl.grid_order == sim::GridOrder::qblock_major || tl.grid_order == sim::GridOrder::qblock_major_rev))
               order_bound &= res.hbm.total() >= res_bh.hbm.total();
             ++modeled;
@@ -302,7 +348,8 @@ int main(int argc, char** argv) {
           ++by_status[status.substr(0, std::min(status.find(" ("), status.find(": ")))];
           const std::string causal = get(r, "causal");
           const bool is_causal = causal == "1" || causal == "True" || causal == "true" || causal == "1.0";
-          std::vector<std::string> row = {"modeled", m.name, tag, impl, rung, strategy_name, get(r, "dtype"),
+          std::vector<std::string> row = {"modeled", m.name, tag, impl, rung, strategy_name, pass_col, dq_name,
+                                          get(r, "dtype"),
                                           get(r, "head_dim"), is_causal ? "1" : "0", get(r, "seqlen"), get(r, "batch"),
                                           get(r, "heads"), br, bc, stages, ctas, order, splits, config_source,
                                           status};

@@ -8,6 +8,8 @@
 #   - v02's bh_major_chunks and an unknown order are reported as not modeled, with no prediction;
 #   - a row without the config columns (an older run) and an error row get no prediction;
 #   - only the run named in CANONICAL is modeled (--runs all takes the other one too).
+#   - backward rows (pass bwd) are modeled with the backward registry's dQ mode and the row's
+#     tile; fwdbwd rows are not modeled; an order other than kv_bh_major is reported.
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -32,6 +34,15 @@ cols=impl,study,dtype,head_dim,causal,seqlen,batch,heads,sample,status,ms,br,bc,
   echo "sdpa:flash,bench,$p,0,ok,0.5,,,,,,,,,,"
 } > "$h/new/bench.csv"
 printf 'impl,dtype,head_dim,causal,seqlen,batch,heads,ms\nioattn:v04_fa2_mma,bf16,128,0,1024,16,16,1\n' > "$h/old/bench.csv"
+# Backward rows (bench.csv's pass column; a backward_config: K/V-outer tile, kv_bh_major): the atomic
+# and the separate-dQ variant of one rung on one problem, a fwdbwd row and an unknown order.
+{
+  echo "impl,pass,dtype,head_dim,causal,seqlen,batch,heads,sample,status,ms,br,bc,stages,threads,ctas_per_sm,grid_order,launches,splits,error"
+  echo "ioattn:bwd02_fa2_mma,bwd,bf16,128,0,1024,16,16,0,ok,2.7,32,64,1,128,2,kv_bh_major,3,0,"
+  echo "ioattn:bwd02b_fa2_mma_dqpass,bwd,bf16,128,0,1024,16,16,0,ok,2.4,32,64,1,128,2,kv_bh_major,3,0,"
+  echo "ioattn:bwd02_fa2_mma,fwdbwd,bf16,128,0,1024,16,16,0,ok,3.1,32,64,1,128,2,kv_bh_major,3,0,"
+  echo "ioattn:bwd01_fa2_scalar,bwd,bf16,128,0,1024,16,16,0,ok,40,32,32,1,256,2,zigzag,3,0,"
+} > "$h/new/bwd.csv"
 fail=0
 "$bin/exp_h200_model" --h200 "$h" --out "$tmp/r" --check || { echo "FAIL: exp_h200_model --check exited $?"; fail=1; }
 "$bin/exp_h200_model" --h200 "$h" --out "$tmp/all" --runs all --check >/dev/null || { echo "FAIL: --runs all"; fail=1; }
@@ -70,6 +81,19 @@ expect(v06["1024"]["hbm_read_bytes"] != ok["v04"][0]["hbm_read_bytes"], "v04 and
 skipped = [r for r in by["v05"] if r["model_status"] != "ok"]
 expect(len(skipped) == 1 and skipped[0]["model_status"].startswith("not measured"), "a skipped row is not modeled")
 expect("sdpa" not in {r["impl"].split(":")[0] for r in rows}, "SDPA rows are not modeled")
+bwd = {r["variant"]: r for r in rows if r["pass"] == "bwd"}
+expect(set(bwd) == {"bwd02", "bwd02b", "bwd01"}, "backward rows are modeled, fwdbwd rows are not (one row per bwd point)")
+expect(all(r["pass"] == "fwd" and r["dq_mode"] == "" for r in rows if not r["variant"].startswith("bwd")),
+       "forward rows carry pass fwd and no dq_mode")
+a, s = bwd.get("bwd02", {}), bwd.get("bwd02b", {})
+expect(a.get("model_status") == "ok" and s.get("model_status") == "ok", "both dQ modes of a rung are modeled")
+expect(a.get("dq_mode") == "atomic" and s.get("dq_mode") == "separate", "the dQ mode comes from the backward registry")
+expect(a.get("br") == "32" and a.get("bc") == "64" and a.get("grid_order") == "kv_bh_major", "the tile and order come from the row")
+expect(int(a.get("hbm_write_bytes") or 0) > int(s.get("hbm_write_bytes") or 0),
+       "atomic dQ writes more than the separate pass (the fp32 dQ accumulator's read-modify-writes)")
+expect(a.get("hbm_compulsory_read_bytes") == s.get("hbm_compulsory_read_bytes") != "", "one problem, one compulsory read")
+expect(bwd.get("bwd01", {}).get("model_status") == "grid order zigzag not modeled by the simulator",
+       "a backward order other than kv_bh_major is reported, not modeled")
 sys.exit(1 if bad else 0)
 PY
 exit $fail

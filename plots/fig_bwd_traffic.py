@@ -27,6 +27,7 @@ def main() -> None:
                          "ncu with NCU_PASSES=bwd on the H200 and add its folder as an ncu line of CANONICAL")
     pairs, left_out, mpath = results.model_pairs(meas)
     model = {id(m): x for m, x in pairs}
+    print(f"  {len(pairs)} of {len(meas)} backward ncu rows paired with a model row" + (f" ({mpath})" if mpath else ""))
     ns = sorted({int(float(r["seqlen"])) for r in meas})
     impls = sorted({r["impl"] for r in meas})
     colors = style.ladder_colors(impls)
@@ -63,7 +64,7 @@ def main() -> None:
         b = int(float(next(iter(at.values()))["batch"])) if at else 0
         ax.set_title(f"N = {n} (batch {b})", fontsize=6.5)
     axes[0].set_ylabel("GiB: read (solid) + write (light)")
-    style.shared_legend(axes, leg, ncol=3)
+    style.shared_legend(axes, leg, ncol=2)
     why = "; ".join(f"{k}: {v} row(s) without a model" for k, v in left_out.items())
     unmatched = len(meas) - len(pairs)
     note = "bf16, d = 128, 16 heads, non-causal; one backward after its paired forward, all its kernels summed"
