@@ -46,6 +46,15 @@ def gemm_check(a, b, c):
     return ((c[:64, :64].double() - ref).norm() / ref.norm()).item()
 
 
+def copy_sm(src, dst, flush=None, reps=30):
+    """One copy_sm measurement (see above) of src into dst (fp32, same size): (timing result,
+    bytes moved, check text). Also used by bench_decode.py for the ceiling of its own run."""
+    dst.fill_(float("nan"))
+    r = timing.time_call(lambda: torch.neg(src, out=dst), problem_bytes=2 * src.nbytes, flush_l2=flush, reps=reps)
+    ok = torch.equal(dst, -src)
+    return r, 2 * src.nbytes, "dst equals -src" if ok else "FAILED: dst differs from -src"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -96,11 +105,8 @@ def main():
         ok = torch.equal(dst, src)
         record("copy_d2d", "fp32", 2 * nbytes, "GB/s", 1e9, r, sample, f"{nbytes} bytes",
                "copy equals its source" if ok else "FAILED: copy differs from its source")
-        dst.fill_(float("nan"))
-        r = timing.time_call(lambda: torch.neg(src, out=dst), problem_bytes=2 * nbytes, flush_l2=flush, reps=args.reps)
-        ok = torch.equal(dst, -src)
-        record("copy_sm", "fp32", 2 * nbytes, "GB/s", 1e9, r, sample, f"{nbytes} bytes",
-               "dst equals -src" if ok else "FAILED: dst differs from -src")
+        r, work, check = copy_sm(src, dst, flush, args.reps)
+        record("copy_sm", "fp32", work, "GB/s", 1e9, r, sample, f"{nbytes} bytes", check)
         for dname, (a, b, c) in mats.items():
             r = timing.time_call(lambda a=a, b=b, c=c: torch.matmul(a, b, out=c),
                                  problem_bytes=3 * a.nbytes, flush_l2=flush, reps=args.reps)

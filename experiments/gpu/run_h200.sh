@@ -31,6 +31,8 @@
 #   bench     ioattn vs SDPA flash/cuDNN, the FA2 grid, two samples (bench_sdpa.py), passes
 #             $BENCH_PASSES (default fwd; mode backward: bwd,fwdbwd, --quick grid)
 #   tiles     v03_fa2_scalar over (Br, Bc) (bench_tiles.py)
+#   decode    few queries vs a long KV cache, GB/s vs SDPA and the run's copy ceiling
+#             (bench_decode.py; DECODE_ARGS passed on, e.g. --quick); cap T_DECODE (300 s)
 # Modes (first argument) and what they take on the H200:
 #   check    tests pybad example ncu              one call, budget 570 s (tests ~150 s, ncu the rest)
 #   measure  ceilings bench tiles                 one call, budget 480 s (~20 + ~350 + ~40 s)
@@ -44,6 +46,7 @@
 #            $NCU_CAP (400 s); NCU_NAIVE_MAX (4096) is the largest N v01 is profiled at, NCU_RUN_CAP
 #            (120 s) one profile's cap
 #   bench    only the benchmark (two samples), budget 400 s
+#   decode   only the decode benchmark, budget 400 s
 #   core     tests pybad ceilings bench, budget 400 s: the least one call needs for a committed
 #            run (T_TEST caps the tests, default 150 s; BENCH_ARGS are passed to bench_sdpa.py)
 #   backward backward pybad autograd train bench (bench: --passes bwd,fwdbwd --quick, two
@@ -62,9 +65,10 @@ case "$MODE" in
   recheck) STAGES="tests ncu"; BUDGET=400 ;;
   ncu)     STAGES="ncu"; BUDGET=${NCU_CAP:-400} ;;
   bench)   STAGES="bench"; BUDGET=400 ;;
+  decode)  STAGES="decode"; BUDGET=400 ;;
   core)    STAGES="tests pybad ceilings bench"; BUDGET=400 ;;
   backward) STAGES="backward pybad autograd train bench"; BUDGET=570; BENCH_PASSES=${BENCH_PASSES:-bwd,fwdbwd} ;;
-  *) echo "run_h200.sh: unknown mode '$MODE' (check, measure, full, quick, recheck, ncu, bench, core, backward)" >&2; exit 2 ;;
+  *) echo "run_h200.sh: unknown mode '$MODE' (check, measure, full, quick, recheck, ncu, bench, decode, core, backward)" >&2; exit 2 ;;
 esac
 BENCH_PASSES=${BENCH_PASSES:-fwd}
 BUDGET=${RUN_BUDGET:-$BUDGET}
@@ -106,7 +110,7 @@ stage context
   # The scripts may be newer than the binaries: SCRIPTS_COMMIT names the tree the scripts came from.
   echo "scripts: ${SCRIPTS_COMMIT:-$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)}$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (dirty tree)")"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "command: bash experiments/gpu/run_h200.sh $MODE (budget $BUDGET s; stages $STAGES; NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-} NCU_PASSES=${NCU_PASSES:-} NCU_BWD_VARIANTS=${NCU_BWD_VARIANTS:-} BENCH_PASSES=$BENCH_PASSES BENCH_ARGS=${BENCH_ARGS:-} TILES_ARGS=${TILES_ARGS:-})"
+  echo "command: bash experiments/gpu/run_h200.sh $MODE (budget $BUDGET s; stages $STAGES; NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-} NCU_PASSES=${NCU_PASSES:-} NCU_BWD_VARIANTS=${NCU_BWD_VARIANTS:-} BENCH_PASSES=$BENCH_PASSES BENCH_ARGS=${BENCH_ARGS:-} TILES_ARGS=${TILES_ARGS:-} DECODE_ARGS=${DECODE_ARGS:-})"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
   uname -r
@@ -217,6 +221,14 @@ if want bench "$BENCH_WANT"; then
     --deadline-s $(( CAP > 80 ? CAP - 40 : CAP / 2 )) > "$R/bench.log" 2>&1
   note "bench rc=$?"
   tail -1 "$R/bench.log" | tee -a "$R/summary.txt"
+fi
+
+stage decode
+if want decode "${T_DECODE:-300}"; then
+  timeout "$CAP" python3 experiments/gpu/bench_decode.py --out "$R" ${DECODE_ARGS:-} \
+    --deadline-s $(( CAP > 60 ? CAP - 30 : CAP / 2 )) > "$R/decode.log" 2>&1
+  note "decode rc=$?"
+  grep -A60 "^decode summary" "$R/decode.log" | tee -a "$R/summary.txt"
 fi
 
 stage tiles
