@@ -187,10 +187,11 @@ def section_ncu(d):
     rows = read_csv(os.path.join(d, "ncu.csv"))
     if not rows:
         return
-    print("ncu (bf16, d=128, non-causal, one forward): DRAM read / compulsory read (Q+K+V), DRAM write / "
-          "compulsory write (O+LSE), FLOP per DRAM byte, L2 bytes / compulsory (read+write)")
+    print("ncu (bf16, d=128, non-causal; pass fwd: one forward, compulsory read Q+K+V, write O+LSE; pass bwd: "
+          "one backward, its kernels summed, compulsory read Q+K+V+O+dO+LSE, write dQ+dK+dV): DRAM read / "
+          "compulsory read, DRAM write / compulsory write, FLOP per DRAM byte, L2 bytes / compulsory (read+write)")
     for r in rows:
-        tag = f"  {short(r['impl']):20s} N={r['seqlen']:>5s} "
+        tag = f"  {r.get('pass') or 'fwd':3s} {short(r['impl']):20s} N={r['seqlen']:>5s} "
         if fnum(r.get("dram_read_bytes")) is None:
             print(tag + (r.get("error") or "no data"))
             continue
