@@ -13,7 +13,13 @@ set(IOATTN_BACKWARD_VARIANTS
   bwd01b_fa2_scalar_dqpass.hip
   bwd02_fa2_mma.hip
   bwd02b_fa2_mma_dqpass.hip
+  bwd03_fa3_wgmma.hip
+  bwd03b_fa3_wgmma_dqpass.hip
 )
+# bwd03/bwd03b issue Hopper's wgmma: as v06 (kernels/CMakeLists.txt), their files also get sm_90a
+# device code, and a probe tells at run time whether the driver loaded it.
+set_property(SOURCE bwd03_fa3_wgmma.hip bwd03b_fa3_wgmma_dqpass.hip APPEND PROPERTY COMPILE_OPTIONS
+             $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>)
 set(IOATTN_BACKWARD_HARNESS harness_bwd.hip)
 
 target_sources(ioattn_kernels PRIVATE bwd_registry.cpp)

@@ -17,7 +17,11 @@
   X(bwd02_fa2_mma,            "v04_fa2_mma",    "fa2", "atomic",   "in_block", false, "fp16,bf16",      "64,128",   false, \
     "the five products on matrix cores (mma.sync / MFMA via fragment.hpp): each warp owns 16 keys, S^T, dP^T, P^T, dS^T as fragments, dQ by fp32 atomics") \
   X(bwd02b_fa2_mma_dqpass,    "v04_fa2_mma",    "fa2", "separate", "in_block", true,  "fp16,bf16",      "64,128",   false, \
-    "bwd02 without atomics: dK/dV only in the K/V-outer kernel, a Q-outer matrix-core pass owns dQ_i (deterministic)")
+    "bwd02 without atomics: dK/dV only in the K/V-outer kernel, a Q-outer matrix-core pass owns dQ_i (deterministic)") \
+  X(bwd03_fa3_wgmma,          "v06_fa2_wgmma",  "fa2", "atomic",   "in_block", false, "fp16,bf16",      "64,128",   false, \
+    "the five products on Hopper wgmma (sm_90a) from 128B-swizzled shared tiles: 2 warpgroups x 64 keys per CTA, Q_i/dO_i through a cp.async ring, P^T/dS^T as register A operands, dQ by 8-byte fp32 atomics") \
+  X(bwd03b_fa3_wgmma_dqpass,  "v06_fa2_wgmma",  "fa2", "separate", "in_block", true,  "fp16,bf16",      "64,128",   false, \
+    "bwd03 without atomics: dK/dV only in the K/V-outer wgmma kernel, a Q-outer wgmma pass owns dQ_i (deterministic)")
 // clang-format on
 
 namespace ioattn::kernels {
