@@ -68,6 +68,10 @@ using LaunchStatus = std::optional<std::string>;
 //     kv_bh_major       1-D grid, CTA = (b*Hkv + h_kv)*Tc + key_block: all key blocks of one K/V
 //                       head are dispatched together, each CTA walking every query head of its
 //                       GQA group (the K/V-outer kernel of a backward: bwd01, bwd01b)
+//     kv_splits_rows    1-D grid, CTA = ((b*Hkv + h_kv)*splits + split)*Tr + row_tile, a row tile
+//                       being Br packed rows (query heads of one GQA group x query positions):
+//                       the row tiles of one key split together, then the splits, then the K/V
+//                       heads (v07's main kernel; Tr = 1 when decoding)
 struct LaunchConfig {
   int br = 0;
   int bc = 0;

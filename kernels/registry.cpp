@@ -22,6 +22,7 @@
   X(v02_fa1,        "fa1",      "fp32,fp16,bf16", "any<=256", true,  "FA1 loop order: K/V blocks outer, query blocks inner; O, m, l re-read from HBM per K/V block") \
   X(v03_fa2_scalar, "fa2",      "fp32,fp16,bf16", "any<=256", true,  "FA2 loop order: query block outer, online softmax in registers, scalar fp32 math (teaching kernel)") \
   X(v03b_splitkv_scalar, "splitkv", "fp32,fp16,bf16", "any<=256", true, "v03 + split-KV (Flash-Decoding): keys cut into splits, partial O/LSE combined by log-sum-exp") \
+  X(v07_decode_splitkv, "splitkv", "fp16,bf16",   "64,128,256", false, "Flash-Decoding on matrix cores: a K/V group's query heads x query rows packed as the MMA's M rows (one K/V load serves them all), keys split across CTAs by a GPU-filling heuristic, log-sum-exp combine") \
   X(v04_fa2_mma,    "fa2",      "fp16,bf16",      "64,128",   false, "FA2 on matrix cores (mma.sync/MFMA fragments): plain loads, one buffer, mask on every tile") \
   X(v05_fa2_fast,   "fa2",      "fp16,bf16",      "32,64,96,128,256", true, "v04 + cp.async pipeline, padded smem, ldmatrix, P in registers, exp2, boundary-only masks") \
   X(v06_fa2_wgmma,  "fa2",      "fp16,bf16",      "64,128",   true,  "v05 on Hopper wgmma (warpgroup MMA from swizzled shared tiles); softmax of one tile overlaps P*V of the previous (FA3); sm_90a only")

@@ -3,7 +3,8 @@
 // What changed against v03_fa2_scalar: the keys of every query block are cut into `splits` equal
 // ranges, and each (query block, split) is its own thread block running v03's loop over its range
 // only. A split ends with a partial result: O_s normalized over its keys, and LSE_s (fp32, in a
-// workspace). A second kernel combines them per row with a log-sum-exp:
+// workspace). A second kernel (kernels/splitkv_combine.hpp, shared with v07) combines them per row
+// with a log-sum-exp:
 //   M = max_s LSE_s,   w_s = exp(LSE_s - M),   O = sum_s w_s O_s / sum_s w_s,   LSE = M + log sum_s w_s
 // Why: v03's grid is B*Hq*Tr blocks. When that is small (short queries, decoding with Nq = 1, few
 // heads) most of the GPU idles; splits multiply the parallelism by `splits` at the price of the
@@ -26,6 +27,7 @@
 
 #include "kernels/launcher.hpp"
 #include "kernels/scalar_rows.hpp"
+#include "kernels/splitkv_combine.hpp"
 
 namespace ioattn::kernels {
 namespace {
@@ -117,39 +119,6 @@ splitkv_partial_kernel(AttnView a, int br, int bc, int splits, const T* __restri
   if (lane == 0) g_LSEpart[part + a.lse_offset(b, h, i)] = row_lse(m_i, l_i);  // HBM write: LSE_s
 }
 
-// Pass 2: one group of 8 lanes per row (b, h, i): combine the splits' partials.
-template <class T>
-__global__ void splitkv_combine_kernel(AttnView a, int splits, const float* __restrict__ g_Opart,
-                                       const float* __restrict__ g_LSEpart, T* __restrict__ g_O,
-                                       float* __restrict__ g_LSE) {
-  const int64_t rows = a.batch * a.heads_q * a.seqlen_q;
-  const int64_t per_split = rows;  // LSE partials per split; O partials per split = rows * d
-  const int lane = threadIdx.x % kLanesPerRow;
-  for (int64_t r = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) / kLanesPerRow; r < rows;
-       r += int64_t{gridDim.x} * blockDim.x / kLanesPerRow) {
-    // r = (b * Hq + h) * Nq + i, the LSE layout.
-    const int64_t i = r % a.seqlen_q, h = (r / a.seqlen_q) % a.heads_q, b = r / (a.seqlen_q * a.heads_q);
-    float M = -INFINITY;
-    for (int s = 0; s < splits; ++s) M = fmaxf(M, g_LSEpart[s * per_split + r]);  // HBM read: LSE_s
-    float sum_w = 0.f;
-    for (int s = 0; s < splits; ++s) {
-      const float lse_s = g_LSEpart[s * per_split + r];
-      sum_w += (M == -INFINITY || lse_s == -INFINITY) ? 0.f : expf(lse_s - M);
-    }
-    const float inv = sum_w > 0.f ? 1.f / sum_w : 0.f;  // every split empty: O = 0
-    for (int64_t x = lane; x < a.head_dim; x += kLanesPerRow) {
-      float acc = 0.f;
-      for (int s = 0; s < splits; ++s) {
-        const float lse_s = g_LSEpart[s * per_split + r];
-        if (M == -INFINITY || lse_s == -INFINITY) continue;
-        acc += expf(lse_s - M) * g_Opart[(s * per_split) * a.head_dim + a.q_offset(b, i, h) + x];  // HBM read: O_s
-      }
-      g_O[a.q_offset(b, i, h) + x] = from_float<T>(acc * inv);  // HBM write: O
-    }
-    if (lane == 0) g_LSE[r] = sum_w > 0.f ? M + logf(sum_w) : -INFINITY;  // HBM write: LSE
-  }
-}
-
 }  // namespace
 
 LaunchStatus v03b_splitkv_scalar_supports(const AttnProblem& p, const KernelOptions& opt) {
@@ -172,8 +141,7 @@ LaunchStatus v03b_splitkv_scalar_supports(const AttnProblem& p, const KernelOpti
 }
 
 std::size_t v03b_splitkv_scalar_workspace_bytes(const AttnProblem& p, const KernelOptions& opt) {
-  return static_cast<std::size_t>(splits_of(p, opt)) * static_cast<std::size_t>(p.q_elems() + p.lse_elems()) *
-         sizeof(float);
+  return splitkv::Partials::workspace_bytes(p, splits_of(p, opt));
 }
 
 namespace {
@@ -188,21 +156,16 @@ LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptio
   const int br = br_of(opt), bc = bc_of(opt), splits = splits_of(p, opt);
   const int64_t blocks = p.batch * p.heads_q * tr_of(p, br) * splits;
   const int smem = static_cast<int>(shared_bytes(br, bc, p.head_dim));
-  float* g_Opart = static_cast<float*>(workspace);                                          // (S, B, Nq, Hq, d)
-  float* g_LSEpart = g_Opart ? g_Opart + static_cast<int64_t>(splits) * p.q_elems() : nullptr;  // (S, B, Hq, Nq)
+  const splitkv::Partials w = splitkv::Partials::carve(workspace, p, splits);  // (S, B, Nq, Hq, d), (S, B, Hq, Nq)
   const MainKernel main{.br = br, .bc = bc, .stages = 1, .splits = splits, .grid_order = "bh_major_splits"};
   return dispatch_dtype(p.dtype, [&]<class T>() -> LaunchStatus {
     LaunchStatus st = dispatch_head_dim(p.head_dim, [&]<int kD>() -> LaunchStatus {
       return L.main(main, &splitkv_partial_kernel<T, kD>, dim3(static_cast<unsigned>(blocks)), br * kLanesPerRow,
                     smem, a, br, bc, splits, static_cast<const T*>(t.q), static_cast<const T*>(t.k),
-                    static_cast<const T*>(t.v), g_Opart, g_LSEpart);
+                    static_cast<const T*>(t.v), w.o, w.lse);
     });
     if (st) return st;
-    const int64_t rows = p.batch * p.heads_q * p.seqlen_q;
-    const int64_t cblocks = std::min<int64_t>((rows * kLanesPerRow + 255) / 256, int64_t{1} << 20);
-    return L.aux(&splitkv_combine_kernel<T>, dim3(static_cast<unsigned>(cblocks)), 256, 0, a, splits,
-                 static_cast<const float*>(g_Opart), static_cast<const float*>(g_LSEpart), static_cast<T*>(t.o),
-                 t.lse);
+    return splitkv::launch_combine<T>(L, a, splits, w, static_cast<T*>(t.o), t.lse);  // pass 2
   });
 }
 
