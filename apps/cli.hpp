@@ -43,9 +43,20 @@ struct ProblemFlags {
   int64_t default_heads = 1;
   int64_t default_seqlen = 128;
 
+  // Layout flags (ioattn/layout.hpp), registered only when a subcommand sets layout_flags before
+  // add_to: --seqlens-q 5,0,17 (packed queries), --seqlens-k 9,3,17 (packed keys, or with
+  // --page-size each sequence's keys in the cache), --page-size N (paged KV cache), --shuffle-pages
+  // (block table a permutation drawn from --seed), --spare-pages N (pages no sequence uses).
+  bool layout_flags = false;
+  std::string seqlens_q, seqlens_k;
+  int64_t page_size = 0;
+  bool shuffle_pages = false;
+  int64_t spare_pages = 0;
+
   void add_to(CLI::App& app);
   // The AttnProblem the flags describe, validated; throws UsageError naming the constraint.
   AttnProblem problem() const;
+  void apply_layout(AttnProblem& p) const;  // the layout flags onto p (problem() calls it)
 };
 
 // A registered subcommand: its CLI11 node and what to run when it was chosen.

@@ -321,6 +321,7 @@ void add_kernel_commands(CLI::App& root, Commands& out) {
   lflags->problem.default_seqlen = 4096;
   lflags->problem.head_dim = 128;
   lflags->problem.dtype = "bf16";
+  lflags->problem.layout_flags = true;  // packed / paged problems: each variant says whether it takes them
   lflags->problem.add_to(*list);
   list->add_flag("--config", lflags->config,
                  "also print the launch configuration each variant would use for the problem (needs a GPU)");
@@ -334,6 +335,7 @@ void add_kernel_commands(CLI::App& root, Commands& out) {
       "run", "Run one GPU kernel variant on one problem, or a forward and a backward (time them; --check them)");
   flags->problem.default_heads = 4;
   flags->problem.default_seqlen = 256;
+  flags->problem.layout_flags = true;  // packed / paged problems: refused by the registry unless declared
   flags->problem.add_to(*run);
   run->add_option("--kernel", flags->kernel,
                   "forward variant (see `ioattn kernels`); required without --backward, with it the forward "

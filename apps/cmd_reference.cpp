@@ -5,6 +5,8 @@
 //   ioattn reference ... --check                  FA1, FA2, split-KV vs the float64 reference
 //   ioattn reference ... --check --backward       ... and the FA2 backward (dQ, dK, dV)
 //   ioattn reference ... --check --br 32 --bc 64 --splits 4 --logit-std 1000
+//   ioattn reference --seqlens-q 5,0,17 --seqlens-k 9,3,40 --page-size 16 --shuffle-pages --check
+//                                                 a packed batch over a paged cache (by definition)
 //
 // --check prints, per algorithm and tensor, the error rule of include/ioattn/tolerance.hpp:
 // max and mean |out - ref64|, the bound 2 * (naive baseline's max error) + floor (3x for
@@ -58,6 +60,17 @@ std::string describe(const AttnProblem& p) {
                               dtype_name(p.dtype), p.softmax_scale());
   if (p.causal) s += " causal";
   if (p.window_left >= 0 || p.window_right >= 0) s += fmt::format(" window=({},{})", p.window_left, p.window_right);
+  if (!p.is_dense()) {  // packed / paged (ioattn/layout.hpp): the per-sequence lengths
+    std::string lq, lk;
+    for (int64_t b = 0; b < p.batch; ++b) {
+      lq += fmt::format("{}{}", b ? "," : "", p.seqlen_q_of(b));
+      lk += fmt::format("{}{}", b ? "," : "", p.seqlen_k_of(b));
+    }
+    s += fmt::format(" layout=[{}] seqlens_q={} seqlens_k={}", p.layout.describe(), lq, lk);
+    if (p.layout.paged())
+      s += fmt::format(" page_size={} num_pages={} max_pages={}", p.layout.page_size, p.layout.num_pages,
+                       p.layout.max_pages);
+  }
   return s;
 }
 
@@ -115,6 +128,23 @@ int run_reference(const ReferenceFlags& f) {
              "bound", "", "time");
   bool ok = true;
   ok &= row("naive", "O", rule(base.o, ref64.o, base.o, p.dtype, kForwardFactor), ms_naive);
+  if (!p.is_dense()) {
+    // Packed / paged: the definition only (the tiled algorithms take the dense layout); the naive
+    // baseline and its backward against the float64 definition, both gathered per sequence.
+    ok &= row("naive", "LSE", rule(base.lse, ref64.lse, base.lse, p.dtype, kForwardFactor), ms_naive);
+    fmt::print("  (FA1, FA2, split-KV: dense layout only, not run for {})\n", p.layout.describe());
+    if (f.backward) {
+      double ms64 = 0, ms_b = 0;
+      const ref::Grads64 g64 = guarded([&] { return timed(ms64, [&] { return ref::backward_f64(p, in); }); });
+      const ref::Grads gb = guarded([&] { return timed(ms_b, [&] { return ref::backward_naive(p, in, base); }); });
+      ok &= row("naive bwd", "dQ", rule(gb.dq, g64.dq, gb.dq, p.dtype, kGradientFactor), ms_b);
+      ok &= row("naive bwd", "dK", rule(gb.dk, g64.dk, gb.dk, p.dtype, kGradientFactor), ms_b);
+      ok &= row("naive bwd", "dV", rule(gb.dv, g64.dv, gb.dv, p.dtype, kGradientFactor), ms_b);
+      fmt::print("  (float64 backward {:.2f} ms)\n", ms64);
+    }
+    fmt::print("{}\n", ok ? "all checks PASS" : "some checks FAILED");
+    return ok ? 0 : 1;
+  }
   using Fn = ref::Forward (*)(const AttnProblem&, const ref::Inputs&, const ref::Tiling&);
   const std::pair<const char*, Fn> algos[] = {
       {"FA1", &ref::forward_fa1}, {"FA2", &ref::forward_fa2}, {"split-KV", &ref::forward_splitkv}};
@@ -146,6 +176,7 @@ int run_reference(const ReferenceFlags& f) {
 void add_reference_commands(CLI::App& root, Commands& out) {
   auto f = std::make_shared<ReferenceFlags>();
   f->prob.default_seqlen = 128;
+  f->prob.layout_flags = true;  // --seqlens-q/-k, --page-size: packed and paged layouts by definition
   auto* app = root.add_subcommand("reference", "CPU definition of attention; --check runs the tiled algorithms against it");
   f->prob.add_to(*app);
   app->add_flag("--check", f->check, "run FA1, FA2 and split-KV against the float64 reference");

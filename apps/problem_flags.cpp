@@ -1,5 +1,7 @@
 // apps/problem_flags.cpp: parse the shared problem flags into a validated AttnProblem.
+#include <algorithm>
 #include <charconv>
+#include <vector>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -25,8 +27,22 @@ void ProblemFlags::add_to(CLI::App& app) {
       ->check(positive)
       ->excludes(h);
   auto* s = g->add_option("--seqlen", seqlen, "query and key sequence length")->check(positive);
-  g->add_option("--seqlen-q", seqlen_q, "query sequence length")->check(positive)->excludes(s);
-  g->add_option("--seqlen-k", seqlen_k, "key sequence length")->check(positive)->excludes(s);
+  auto* sq = g->add_option("--seqlen-q", seqlen_q, "query sequence length")->check(positive)->excludes(s);
+  auto* sk = g->add_option("--seqlen-k", seqlen_k, "key sequence length")->check(positive)->excludes(s);
+  if (layout_flags) {
+    g->add_option("--seqlens-q", seqlens_q,
+                  "packed (varlen) queries: each sequence's query count, e.g. 5,0,17 (sets the batch)")
+        ->excludes(s)
+        ->excludes(sq);
+    g->add_option("--seqlens-k", seqlens_k,
+                  "each sequence's key count, e.g. 9,3,17: packed (varlen) keys, or with --page-size the keys "
+                  "each sequence holds in the cache")
+        ->excludes(s)
+        ->excludes(sk);
+    g->add_option("--page-size", page_size, "paged KV cache: keys per page (any integer >= 1)");
+    g->add_flag("--shuffle-pages", shuffle_pages, "with --page-size: block table a random permutation (from --seed)");
+    g->add_option("--spare-pages", spare_pages, "with --page-size: cache pages no sequence uses")->capture_default_str();
+  }
   g->add_option("--head-dim", head_dim, "head dimension d")->check(positive)->capture_default_str();
   g->add_option("--dtype", dtype, "input dtype: fp32|fp16|bf16")->capture_default_str();
   g->add_flag("--causal", causal, "causal mask, bottom-right aligned");
@@ -46,7 +62,69 @@ int64_t parse_int(std::string_view text, std::string_view what) {
   return v;
 }
 
+// "5,0,17" -> {5, 0, 17}; empty text -> {}.
+std::vector<int64_t> parse_lengths(const std::string& text, std::string_view flag) {
+  std::vector<int64_t> out;
+  if (text.empty()) return out;
+  int64_t sum = 0;
+  size_t at = 0;
+  while (true) {
+    const size_t comma = text.find(',', at);
+    const std::string_view item = std::string_view(text).substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc{} || ptr != item.data() + item.size() || v < 0 || v > kMaxSeqlen)
+      throw UsageError(fmt::format("{} must be comma-separated integers in [0, {}] (bad entry '{}')", flag, kMaxSeqlen, item));
+    sum += v;
+    if (sum > kMaxTokens || static_cast<int64_t>(out.size()) >= kMaxBatchHeads)
+      throw UsageError(fmt::format("{}: at most {} tokens and {} sequences in all", flag, kMaxTokens, kMaxBatchHeads));
+    out.push_back(v);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+int64_t longest(const std::vector<int64_t>& lengths) {
+  return std::max<int64_t>(1, *std::max_element(lengths.begin(), lengths.end()));
+}
+
 }  // namespace
+
+// --seqlens-q / --seqlens-k / --page-size: the layout (ioattn/layout.hpp) on top of the dense fields.
+void ProblemFlags::apply_layout(AttnProblem& p) const {
+  const std::vector<int64_t> lq = parse_lengths(seqlens_q, "--seqlens-q");
+  const std::vector<int64_t> lk = parse_lengths(seqlens_k, "--seqlens-k");
+  if (!lq.empty() && !lk.empty() && lq.size() != lk.size())
+    throw UsageError(fmt::format("--seqlens-q has {} entries and --seqlens-k {}: one per sequence in both", lq.size(),
+                                 lk.size()));
+  const size_t n = std::max(lq.size(), lk.size());
+  if (n) {
+    if (p.batch != 1 && p.batch != static_cast<int64_t>(n))
+      throw UsageError(fmt::format("--batch {} does not match the {} sequences of --seqlens-q/--seqlens-k", p.batch, n));
+    p.batch = static_cast<int64_t>(n);
+  }
+  if (!lq.empty()) {
+    p.layout.cu_seqlens_q = cu_seqlens_of(lq);
+    p.layout.total_q = p.layout.cu_seqlens_q.back();
+    p.seqlen_q = longest(lq);  // max_seqlen_q
+  }
+  if (page_size == 0 && (shuffle_pages || spare_pages != 0))
+    throw UsageError("--shuffle-pages and --spare-pages describe a paged KV cache: they need --page-size");
+  if (page_size != 0) {
+    if (page_size < 1 || page_size > kMaxTokens)
+      throw UsageError(fmt::format("--page-size must be in [1, {}] (got {})", kMaxTokens, page_size));
+    if (spare_pages < 0 || spare_pages > kMaxTokens)
+      throw UsageError(fmt::format("--spare-pages must be in [0, {}] (got {})", kMaxTokens, spare_pages));
+    if (!lk.empty()) p.seqlen_k = longest(lk);  // max_seqlen_k
+    const std::vector<int64_t> used = lk.empty() ? std::vector<int64_t>(static_cast<size_t>(p.batch), p.seqlen_k) : lk;
+    set_paged(p.layout, used, page_size, spare_pages, shuffle_pages ? std::optional<uint64_t>(seed) : std::nullopt);
+  } else if (!lk.empty()) {
+    p.layout.cu_seqlens_k = cu_seqlens_of(lk);
+    p.layout.total_k = p.layout.cu_seqlens_k.back();
+    p.seqlen_k = longest(lk);  // max_seqlen_k
+  }
+}
 
 AttnProblem ProblemFlags::problem() const {
   AttnProblem p;
@@ -70,6 +148,7 @@ AttnProblem ProblemFlags::problem() const {
     p.window_right = parse_int(std::string_view(window).substr(comma + 1), "R");
   }
   if (scale != 0.0) p.scale = scale;
+  if (layout_flags) apply_layout(p);
   if (auto e = p.validate()) throw UsageError(*e);
   return p;
 }

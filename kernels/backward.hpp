@@ -90,6 +90,9 @@ struct BackwardInfo {
   // Refuses exactly what launch refuses (same code path: kernels/launcher.hpp), and needs a GPU
   // for the occupancy.
   LaunchStatus (*config)(const AttnProblem& p, const BackwardOptions& opt, LaunchConfig& out) = nullptr;
+  // supports, launch and config above are the registry's wrappers: registry_precheck (launch.hpp),
+  // then the variant's own function.
+  LayoutSupport layouts{};
 };
 
 // What a backward variant file defines: four free functions named after the variant id, declared

@@ -24,29 +24,66 @@
     "bwd03 without atomics: dK/dV only in the K/V-outer wgmma kernel, a Q-outer wgmma pass owns dQ_i (deterministic)")
 // clang-format on
 
+// The layout table (LayoutSupport, launch.hpp): backward variants that read packed (varlen) or
+// paged layouts, one line each, X(id, varlen, paged_kv). None does yet.
+#define IOATTN_BWD_LAYOUT_SUPPORT(X)
+
 namespace ioattn::kernels {
+
+namespace {
+constexpr LayoutSupport layouts_of(std::string_view id) {
+#define IOATTN_LAYOUT(v, varlen, paged) \
+  if (id == #v) return LayoutSupport{varlen, paged};
+  IOATTN_BWD_LAYOUT_SUPPORT(IOATTN_LAYOUT)
+#undef IOATTN_LAYOUT
+  (void)id;
+  return {};
+}
+}  // namespace
 
 #if defined(IOATTN_KERNELS_GPU)
 #define IOATTN_BWD_DECLARE(id, ...) IOATTN_DECLARE_BACKWARD(id);
 IOATTN_BWD_LADDER(IOATTN_BWD_DECLARE)
 #undef IOATTN_BWD_DECLARE
-#define IOATTN_BWD_OPS(id) &id##_supports, &id##_workspace_bytes, &id##_launch, &id##_config
+#define IOATTN_BWD_IMPL(id, fn) id##_##fn
 #else
 namespace {
 constexpr const char* kNoGpu = "built without GPU support (nvcc was not found at configure time)";
 LaunchStatus no_gpu_supports(const AttnProblem&, const BackwardOptions&) { return kNoGpu; }
-std::size_t no_gpu_workspace(const AttnProblem&, const BackwardOptions&) { return 0; }
+std::size_t no_gpu_workspace_bytes(const AttnProblem&, const BackwardOptions&) { return 0; }
 LaunchStatus no_gpu_launch(const AttnProblem&, const BackwardTensors&, const BackwardOptions&, void*, void*) {
   return kNoGpu;
 }
 LaunchStatus no_gpu_config(const AttnProblem&, const BackwardOptions&, LaunchConfig&) { return kNoGpu; }
 }  // namespace
-#define IOATTN_BWD_OPS(id) &no_gpu_supports, &no_gpu_workspace, &no_gpu_launch, &no_gpu_config
+#define IOATTN_BWD_IMPL(id, fn) no_gpu_##fn
 #endif
+
+// The entries' supports, launch and config: registry_precheck (launch.hpp), then the variant's own.
+namespace {
+#define IOATTN_BWD_GUARD(id, ...)                                                                           \
+  LaunchStatus id##_checked_supports(const AttnProblem& p, const BackwardOptions& o) {                      \
+    if (auto e = registry_precheck(#id, layouts_of(#id), p)) return e;                                      \
+    return IOATTN_BWD_IMPL(id, supports)(p, o);                                                             \
+  }                                                                                                         \
+  LaunchStatus id##_checked_launch(const AttnProblem& p, const BackwardTensors& t, const BackwardOptions& o, \
+                                   void* ws, void* stream) {                                                \
+    if (auto e = registry_precheck(#id, layouts_of(#id), p)) return e;                                      \
+    return IOATTN_BWD_IMPL(id, launch)(p, t, o, ws, stream);                                                \
+  }                                                                                                         \
+  LaunchStatus id##_checked_config(const AttnProblem& p, const BackwardOptions& o, LaunchConfig& out) {     \
+    if (auto e = registry_precheck(#id, layouts_of(#id), p)) return e;                                      \
+    return IOATTN_BWD_IMPL(id, config)(p, o, out);                                                          \
+  }
+IOATTN_BWD_LADDER(IOATTN_BWD_GUARD)
+#undef IOATTN_BWD_GUARD
+}  // namespace
+#define IOATTN_BWD_OPS(id) \
+  &id##_checked_supports, &IOATTN_BWD_IMPL(id, workspace_bytes), &id##_checked_launch, &id##_checked_config
 
 namespace {
 #define IOATTN_BWD_ENTRY(id, pairs, strategy, dq, gqa, det, dtypes, head_dims, tiles, idea) \
-  BackwardInfo{#id, idea, pairs, strategy, dq, gqa, det, dtypes, head_dims, tiles, IOATTN_BWD_OPS(id)},
+  BackwardInfo{#id, idea, pairs, strategy, dq, gqa, det, dtypes, head_dims, tiles, IOATTN_BWD_OPS(id), layouts_of(#id)},
 const BackwardInfo kBackwardLadder[] = {IOATTN_BWD_LADDER(IOATTN_BWD_ENTRY)};
 #undef IOATTN_BWD_ENTRY
 }  // namespace

@@ -89,6 +89,26 @@ struct LaunchConfig {
 // order of the struct. The C ABI (ioattn_kernel_config) uses sep ';', the CLI ' '.
 std::string format_config(const LaunchConfig& c, char sep);
 
+// Layouts other than dense BSHD (ioattn/layout.hpp) a variant reads. The registry (registry.cpp,
+// bwd_registry.cpp) refuses any other layout before the variant's own supports(), launch() or
+// config() runs (registry_precheck below), so a packed or paged problem never runs as dense. A
+// variant that reads one declares it in its registry's layout table; none does yet.
+struct LayoutSupport {
+  bool varlen = false;    // packed queries and/or keys (cu_seqlens_q, cu_seqlens_k)
+  bool paged_kv = false;  // K and V read through a block table
+};
+
+// What every registry entry checks first (forward and backward alike): the problem is valid, and its
+// layout is one the variant declares. nullopt if so, else one line starting with the variant's name.
+inline std::optional<std::string> registry_precheck(std::string_view variant, const LayoutSupport& s,
+                                                    const AttnProblem& p) {
+  if (auto e = p.validate()) return e;
+  const bool varlen = p.layout.varlen_q() || p.layout.varlen_k();
+  if ((varlen && !s.varlen) || (p.layout.paged() && !s.paged_kv))
+    return std::string(variant) + ": paged KV / varlen not supported (the problem is " + p.layout.describe() + ")";
+  return std::nullopt;
+}
+
 struct KernelInfo {
   std::string_view name;         // registry key, e.g. "v03_fa2_scalar"
   std::string_view idea;         // one line: what this variant adds over the previous one
@@ -109,6 +129,9 @@ struct KernelInfo {
   // refuses exactly what launch refuses (same checks, same code path), and needs a GPU for the
   // occupancy.
   LaunchStatus (*config)(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) = nullptr;
+  // supports, launch and config above are the registry's wrappers: registry_precheck, then the
+  // variant's own function.
+  LayoutSupport layouts{};
 };
 
 // What a variant file defines: four free functions named after the variant id (the file's stem),

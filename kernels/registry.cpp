@@ -28,31 +28,70 @@
   X(v06_fa2_wgmma,  "fa2",      "fp16,bf16",      "64,128",   true,  "v05 on Hopper wgmma (warpgroup MMA from swizzled shared tiles); softmax of one tile overlaps P*V of the previous (FA3); sm_90a only")
 // clang-format on
 
+// The layout table: variants that read packed (varlen) or paged layouts besides dense BSHD
+// (LayoutSupport, launch.hpp), one line each, X(id, varlen, paged_kv). None does yet; every other
+// variant is refused such a problem by its registry entry.
+#define IOATTN_LAYOUT_SUPPORT(X)
+
 namespace ioattn::kernels {
+
+namespace {
+constexpr LayoutSupport layouts_of(std::string_view id) {
+#define IOATTN_LAYOUT(v, varlen, paged) \
+  if (id == #v) return LayoutSupport{varlen, paged};
+  IOATTN_LAYOUT_SUPPORT(IOATTN_LAYOUT)
+#undef IOATTN_LAYOUT
+  (void)id;
+  return {};
+}
+}  // namespace
 
 #if defined(IOATTN_KERNELS_GPU)
 #define IOATTN_DECLARE(id, ...) IOATTN_DECLARE_VARIANT(id);
 IOATTN_LADDER(IOATTN_DECLARE)
 #undef IOATTN_DECLARE
-#define IOATTN_OPS(id) &id##_supports, &id##_workspace_bytes, &id##_launch, &id##_config
+#define IOATTN_IMPL(id, fn) id##_##fn
 bool built_with_gpu() { return true; }
 #else
 namespace {
 constexpr const char* kNoGpu = "built without GPU support (nvcc was not found at configure time)";
 LaunchStatus no_gpu_supports(const AttnProblem&, const KernelOptions&) { return kNoGpu; }
-std::size_t no_gpu_workspace(const AttnProblem&, const KernelOptions&) { return 0; }
+std::size_t no_gpu_workspace_bytes(const AttnProblem&, const KernelOptions&) { return 0; }
 LaunchStatus no_gpu_launch(const AttnProblem&, const DeviceTensors&, const KernelOptions&, void*, void*) {
   return kNoGpu;
 }
 LaunchStatus no_gpu_config(const AttnProblem&, const KernelOptions&, LaunchConfig&) { return kNoGpu; }
 }  // namespace
-#define IOATTN_OPS(id) &no_gpu_supports, &no_gpu_workspace, &no_gpu_launch, &no_gpu_config
+#define IOATTN_IMPL(id, fn) no_gpu_##fn
 bool built_with_gpu() { return false; }
 #endif
 
+// The entries' supports, launch and config: registry_precheck (valid problem, declared layout),
+// then the variant's own function; every caller reaches a variant through these.
+namespace {
+#define IOATTN_GUARD(id, ...)                                                                          \
+  LaunchStatus id##_checked_supports(const AttnProblem& p, const KernelOptions& o) {                   \
+    if (auto e = registry_precheck(#id, layouts_of(#id), p)) return e;                                 \
+    return IOATTN_IMPL(id, supports)(p, o);                                                            \
+  }                                                                                                    \
+  LaunchStatus id##_checked_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& o, \
+                                   void* ws, void* stream) {                                           \
+    if (auto e = registry_precheck(#id, layouts_of(#id), p)) return e;                                 \
+    return IOATTN_IMPL(id, launch)(p, t, o, ws, stream);                                               \
+  }                                                                                                    \
+  LaunchStatus id##_checked_config(const AttnProblem& p, const KernelOptions& o, LaunchConfig& out) {  \
+    if (auto e = registry_precheck(#id, layouts_of(#id), p)) return e;                                 \
+    return IOATTN_IMPL(id, config)(p, o, out);                                                         \
+  }
+IOATTN_LADDER(IOATTN_GUARD)
+#undef IOATTN_GUARD
+}  // namespace
+#define IOATTN_OPS(id) \
+  &id##_checked_supports, &IOATTN_IMPL(id, workspace_bytes), &id##_checked_launch, &id##_checked_config
+
 namespace {
 #define IOATTN_ENTRY(id, strategy, dtypes, head_dims, tiles, idea) \
-  KernelInfo{#id, idea, strategy, dtypes, head_dims, tiles, IOATTN_OPS(id)},
+  KernelInfo{#id, idea, strategy, dtypes, head_dims, tiles, IOATTN_OPS(id), layouts_of(#id)},
 const KernelInfo kLadder[] = {IOATTN_LADDER(IOATTN_ENTRY)};
 #undef IOATTN_ENTRY
 }  // namespace

@@ -81,6 +81,9 @@ inline std::pair<int64_t, int64_t> visible_cols(const MaskSpec& m, int64_t i, in
 template <class T>
 void check_inputs(const AttnProblem& p, const InputTensors<T>& in, bool need_do, Algorithm a) {
   if (auto e = p.validate()) throw ReferenceError(*e);
+  if ((a == Algorithm::tiled_forward || a == Algorithm::tiled_backward) && !p.is_dense())
+    throw ReferenceError("the tiled CPU algorithms take the dense layout only (got " + p.layout.describe() +
+                         "); forward_f64, forward_naive and the naive backwards compute packed and paged layouts");
   if (auto e = memory_error(p, a)) throw ReferenceError(*e);
   auto size_is = [](const std::vector<T>& v, int64_t n, const char* name) {
     if (static_cast<int64_t>(v.size()) != n)
@@ -111,6 +114,17 @@ void check_inputs(const AttnProblem& p, const InputTensors<T>& in, bool need_do,
     finite(in.v, "V");
     if (need_do) finite(in.d_o, "dO");
   }
+}
+
+// The dense problem of sequence b (lengths seqlen_q_of(b), seqlen_k_of(b), both >= 1), without
+// re-validating p (the caller did): sequence_problem() in reference.hpp is the checked form.
+inline AttnProblem sequence_problem_of(const AttnProblem& p, int64_t b) {
+  AttnProblem s = p;
+  s.layout = {};
+  s.batch = 1;
+  s.seqlen_q = p.seqlen_q_of(b);
+  s.seqlen_k = p.seqlen_k_of(b);
+  return s;
 }
 
 inline void check_tiling(const Tiling& t) {

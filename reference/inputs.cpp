@@ -38,6 +38,17 @@ Inputs make_inputs(const AttnProblem& p, uint64_t seed, InputOptions opt) {
   return in;
 }
 
+AttnProblem sequence_problem(const AttnProblem& p, int64_t b) {
+  if (auto e = p.validate()) throw ReferenceError(*e);
+  if (b < 0 || b >= p.batch)
+    throw ReferenceError("sequence " + std::to_string(b) + " is not in [0, batch = " + std::to_string(p.batch) + ")");
+  if (p.seqlen_q_of(b) < 1 || p.seqlen_k_of(b) < 1)
+    throw ReferenceError("sequence " + std::to_string(b) + " has " + std::to_string(p.seqlen_q_of(b)) +
+                         " queries and " + std::to_string(p.seqlen_k_of(b)) +
+                         " keys: a dense problem needs at least one of each");
+  return detail::sequence_problem_of(p, b);
+}
+
 Inputs64 widen(const Inputs& in) {
   auto w = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
   return {w(in.q), w(in.k), w(in.v), w(in.d_o)};

@@ -26,12 +26,16 @@
 // With GQA the query heads of a group share K and V, so dK and dV sum over the group; the work is
 // therefore split over (batch, kv head) and the group's query heads run in one thread.
 //
+// Packed (varlen) and paged layouts (ioattn/layout.hpp) are computed by this same definition, one
+// sequence at a time: gather, dense, scatter (by_sequence.hpp).
+//
 // The computation is templated on the arithmetic type T: double for the ground truth (no rounding
 // at all), float for the same-precision baseline, which also rounds to the input dtype where a
 // low-precision implementation stores a tensor in it: P before P V, dS before dS K and dS^T Q,
 // P before P^T dO, and every output. (fp32: rounding is the identity.)
 #include <cmath>
 
+#include "by_sequence.hpp"
 #include "detail.hpp"
 #include "scores.hpp"
 
@@ -202,17 +206,35 @@ GradResult<T> backward_impl(const AttnProblem& p, const InputTensors<TI>& in,
   return g;
 }
 
+// Packed and paged layouts: each sequence gathered into a dense problem, then the same code
+// (by_sequence.hpp).
+template <class T, class TI>
+ForwardResult<T> forward_any(const AttnProblem& p, const InputTensors<TI>& in) {
+  if (p.is_dense()) return forward_impl<T>(p, in);
+  return detail::forward_by_sequence<T>(
+      p, in, [](const AttnProblem& sp, const InputTensors<TI>& s) { return forward_impl<T>(sp, s); });
+}
+
+template <class T, class TI>
+GradResult<T> backward_any(const AttnProblem& p, const InputTensors<TI>& in, const ForwardResult<T>* state = nullptr) {
+  if (p.is_dense()) return backward_impl<T>(p, in, state);
+  return detail::backward_by_sequence<T>(
+      p, in, state, [](const AttnProblem& sp, const InputTensors<TI>& s, const ForwardResult<T>* st) {
+        return backward_impl<T>(sp, s, st);
+      });
+}
+
 }  // namespace
 
-Forward64 forward_f64(const AttnProblem& p, const Inputs& in) { return forward_impl<double>(p, in); }
-Forward64 forward_f64(const AttnProblem& p, const Inputs64& in) { return forward_impl<double>(p, in); }
-Forward forward_naive(const AttnProblem& p, const Inputs& in) { return forward_impl<float>(p, in); }
+Forward64 forward_f64(const AttnProblem& p, const Inputs& in) { return forward_any<double>(p, in); }
+Forward64 forward_f64(const AttnProblem& p, const Inputs64& in) { return forward_any<double>(p, in); }
+Forward forward_naive(const AttnProblem& p, const Inputs& in) { return forward_any<float>(p, in); }
 
-Grads64 backward_f64(const AttnProblem& p, const Inputs& in) { return backward_impl<double>(p, in); }
-Grads64 backward_f64(const AttnProblem& p, const Inputs64& in) { return backward_impl<double>(p, in); }
-Grads backward_naive(const AttnProblem& p, const Inputs& in) { return backward_impl<float>(p, in); }
+Grads64 backward_f64(const AttnProblem& p, const Inputs& in) { return backward_any<double>(p, in); }
+Grads64 backward_f64(const AttnProblem& p, const Inputs64& in) { return backward_any<double>(p, in); }
+Grads backward_naive(const AttnProblem& p, const Inputs& in) { return backward_any<float>(p, in); }
 Grads backward_naive(const AttnProblem& p, const Inputs& in, const Forward& fwd) {
-  return backward_impl<float>(p, in, &fwd);
+  return backward_any<float>(p, in, &fwd);
 }
 
 }  // namespace ioattn::ref

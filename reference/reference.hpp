@@ -93,6 +93,20 @@ struct InputOptions {
 Inputs make_inputs(const AttnProblem& p, uint64_t seed, InputOptions opt = {});
 
 // ---------------------------------------------------------------------------------------------
+// Packed (varlen) and paged layouts (ioattn/layout.hpp)
+//
+// forward_f64, forward_naive, backward_f64 and backward_naive take any layout: tensors are then
+// shaped as the layout says (p.q_elems(), p.kv_elems(), p.lse_elems(); LSE (heads_q, total_q) for
+// packed queries) and every sequence is computed by the dense definition of its own lengths and
+// mask, then written back to its rows (by_sequence.hpp). make_inputs fills tensors of those sizes.
+// The tiled algorithms take the dense layout only and refuse any other with one line.
+
+// The dense problem of sequence b: batch 1, seqlen_q_of(b) queries, seqlen_k_of(b) keys, the same
+// heads, head_dim, scale, mask flags and dtype. Throws ReferenceError when p is invalid, b is out of
+// range or the sequence has 0 queries or 0 keys (it has no dense problem).
+AttnProblem sequence_problem(const AttnProblem& p, int64_t b);
+
+// ---------------------------------------------------------------------------------------------
 // The definition (naive.cpp)
 
 Forward64 forward_f64(const AttnProblem& p, const Inputs& in);

@@ -6,6 +6,12 @@
 //   K, V, dK, dV : (batch, seqlen_k, heads_kv, head_dim)  strides (seqlen_k*heads_kv*d, heads_kv*d, d, 1)
 //   LSE          : (batch, heads_q, seqlen_q)             strides (heads_q*seqlen_q, seqlen_q, 1), fp32
 //
+// Packed variable-length batches and a paged KV cache are described by `layout` (BatchLayout,
+// layout.hpp); its default is the dense layout above, and then nothing below changes. With another
+// layout, seqlen_q / seqlen_k are the maximum lengths, the per-sequence lengths and masks come from
+// seqlen_q_of / seqlen_k_of / mask_of, tensor rows from q_row / kv_row / lse_index, and the element
+// counts follow the layout. q_offset, kv_offset, lse_offset and mask() describe the dense layout only.
+//
 // Grouped-query attention: query head h reads key/value head h / (heads_q / heads_kv); heads_kv ==
 // heads_q is multi-head attention, heads_kv == 1 is multi-query attention.
 //
@@ -22,6 +28,7 @@
 
 #include "ioattn/config.hpp"
 #include "ioattn/dtype.hpp"
+#include "ioattn/layout.hpp"
 #include "ioattn/mask.hpp"
 
 namespace ioattn {
@@ -38,6 +45,7 @@ struct AttnProblem {
   int64_t window_left = -1;   // -1: unbounded
   int64_t window_right = -1;  // -1: unbounded
   DType dtype = DType::fp32;
+  BatchLayout layout;  // default: dense BSHD (layout.hpp)
 
   double softmax_scale() const {
     return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
@@ -46,10 +54,14 @@ struct AttnProblem {
   int64_t group_size() const { return heads_q / heads_kv; }  // query heads per K/V head
   int64_t kv_head_of(int64_t h) const { return h / group_size(); }
 
-  // Element counts of the tensors in the layout above.
-  int64_t q_elems() const { return batch * seqlen_q * heads_q * head_dim; }
-  int64_t kv_elems() const { return batch * seqlen_k * heads_kv * head_dim; }
-  int64_t lse_elems() const { return batch * heads_q * seqlen_q; }
+  // Element counts of the tensors in the layout above (packed or paged: layout.hpp).
+  int64_t q_rows() const { return layout.varlen_q() ? layout.total_q : batch * seqlen_q; }
+  int64_t kv_rows() const {
+    return layout.paged() ? layout.num_pages * layout.page_size : layout.varlen_k() ? layout.total_k : batch * seqlen_k;
+  }
+  int64_t q_elems() const { return q_rows() * heads_q * head_dim; }
+  int64_t kv_elems() const { return kv_rows() * heads_kv * head_dim; }
+  int64_t lse_elems() const { return q_rows() * heads_q; }
   // Scores one (batch, head) pair would materialize: the naive algorithm's S and P.
   int64_t score_elems_per_head() const { return seqlen_q * seqlen_k; }
 
@@ -61,6 +73,31 @@ struct AttnProblem {
     return ((b * seqlen_k + s) * heads_kv + h) * head_dim + x;
   }
   int64_t lse_offset(int64_t b, int64_t h, int64_t s) const { return (b * heads_q + h) * seqlen_q + s; }
+
+  // Any layout (dense, varlen, paged; layout.hpp). Sequence b has seqlen_q_of(b) queries and
+  // seqlen_k_of(b) keys (either may be 0) and its own bottom-right aligned mask.
+  bool is_dense() const { return layout.dense(); }
+  int64_t seqlen_q_of(int64_t b) const {
+    return layout.varlen_q() ? int64_t{layout.cu_seqlens_q[b + 1]} - layout.cu_seqlens_q[b] : seqlen_q;
+  }
+  int64_t seqlen_k_of(int64_t b) const {
+    if (layout.paged()) return layout.seqused_k[b];
+    return layout.varlen_k() ? int64_t{layout.cu_seqlens_k[b + 1]} - layout.cu_seqlens_k[b] : seqlen_k;
+  }
+  MaskSpec mask_of(int64_t b) const { return {seqlen_q_of(b), seqlen_k_of(b), causal, window_left, window_right}; }
+  // Row (token index) of query i / key j of sequence b in the Q-shaped / K-shaped tensors: element
+  // (row, h, x) is at (row * heads + h) * head_dim + x.
+  int64_t q_row(int64_t b, int64_t i) const { return layout.varlen_q() ? layout.cu_seqlens_q[b] + i : b * seqlen_q + i; }
+  int64_t kv_row(int64_t b, int64_t j) const {
+    if (layout.paged())
+      return int64_t{layout.block_table[b * layout.max_pages + j / layout.page_size]} * layout.page_size +
+             j % layout.page_size;
+    return layout.varlen_k() ? layout.cu_seqlens_k[b] + j : b * seqlen_k + j;
+  }
+  // LSE of query i of sequence b, head h: (batch, heads_q, seqlen_q) dense, (heads_q, total_q) varlen.
+  int64_t lse_index(int64_t b, int64_t h, int64_t i) const {
+    return layout.varlen_q() ? h * layout.total_q + layout.cu_seqlens_q[b] + i : lse_offset(b, h, i);
+  }
 
   // The first violated constraint as one line, or nullopt for a valid problem. Every entry point
   // (reference, simulator, kernel launchers, CLI) calls this before anything else.
@@ -93,7 +130,7 @@ inline std::optional<std::string> AttnProblem::validate() const {
     return "window bounds must be -1 (unbounded) or >= 0";
   if (scale && !(std::isfinite(*scale) && *scale > 0.0))
     return "scale must be a finite positive number";
-  return std::nullopt;
+  return validate_layout(layout, batch, seqlen_q, seqlen_k);  // empty layout: nothing to check
 }
 
 }  // namespace ioattn
