@@ -147,83 +147,6 @@ void prop_fast_shapes() {
   all_variants_match(p, *gen_logit_std(), *rc::gen::arbitrary<uint64_t>());
 }
 
-// ---- decode shapes: the split-KV variants at every split count -----------------------------
-// Few query rows (seqlen_q 1..64) against many keys (up to ~9k, not multiples of a tile), GQA
-// groups of 4 and 8 beside MHA and MQA, causal (bottom-right: matters when seqlen_q > 1) and
-// windows, d 64/128/256, fp16/bf16; sometimes the benchmark's decode shape (32 query heads over 8
-// K/V heads, 1 query, 8192 keys, d 128). Every variant of strategy `splitkv` runs each case at its
-// default split count, 1, 2, 3, 7 and the largest its supports() takes (beyond the key blocks:
-// most splits empty, weight 0 in the combine): each passes the error rule against the float64
-// reference, so any two split counts agree within the sum of their bounds; fully masked rows give
-// O = 0 and LSE = -inf exactly.
-std::vector<int> decode_split_counts(const KernelInfo& k, const AttnProblem& p) {
-  std::vector<int> counts{0, 1, 2, 3, 7};
-  for (const int n : {256, 128, 64, 32, 16})
-    if (!k.supports(p, {0, 0, n})) {
-      counts.push_back(n);
-      break;
-    }
-  return counts;
-}
-
-rc::Gen<AttnProblem> gen_decode_problem() {
-  return rc::gen::exec([] {
-    AttnProblem p;
-    if (*rc::gen::element(0, 0, 0, 1)) {  // the benchmark's decode shape (batch 1)
-      p.heads_q = 32, p.heads_kv = 8, p.seqlen_q = 1, p.seqlen_k = 8192, p.head_dim = 128;
-      p.dtype = DType::bf16;
-      return p;
-    }
-    p.batch = *rc::gen::inRange<int64_t>(1, 3);
-    p.heads_kv = *rc::gen::element<int64_t>(1, 2);
-    p.heads_q = p.heads_kv * *rc::gen::element<int64_t>(4, 8, 4, 8, 1);
-    p.seqlen_q = *rc::gen::element<int64_t>(1, 1, 1, 2, 4, 7, 16, 33, 64);
-    p.seqlen_k = *rc::gen::weightedOneOf<int64_t>(
-        {{2, rc::gen::element<int64_t>(1, 5, 63, 64, 65, 1000, 4133, 8191)}, {3, rc::gen::inRange<int64_t>(1, 9000)}});
-    p.head_dim = *rc::gen::element<int64_t>(128, 128, 64, 256);
-    p.dtype = *rc::gen::element(DType::bf16, DType::fp16);
-    p.causal = *rc::gen::element(false, false, true);
-    if (*rc::gen::element(0, 0, 0, 1)) {
-      p.window_left = *rc::gen::element<int64_t>(0, 1, 100, 300);
-      if (!p.causal) p.window_right = *rc::gen::element<int64_t>(-1, 0, 5);
-    }
-    // Keep the float64 reference's work bounded.
-    while (p.batch * p.heads_q * p.seqlen_q * p.seqlen_k * p.head_dim > int64_t{40000000} && p.seqlen_k > 1)
-      p.seqlen_k = p.seqlen_k * 2 / 3;
-    return p;
-  });
-}
-
-void prop_decode_shapes() {
-  const AttnProblem p = *gen_decode_problem();
-  classify(p);
-  RC_CLASSIFY(p.group_size() == 4, "GQA group 4");
-  RC_CLASSIFY(p.group_size() == 8, "GQA group 8");
-  RC_CLASSIFY(p.seqlen_k >= 4096, "seqlen_k>=4096");
-  const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
-  const Case c = make_case(p, seed);
-  int ran = 0;
-  for (const KernelInfo& k : kernels::registry()) {
-    if (k.strategy != "splitkv") continue;
-    for (const int splits : decode_split_counts(k, p)) {
-      const KernelOptions opt{0, 0, splits};
-      const std::string key = case_key("decode", p, opt, seed);
-      if (auto why = k.supports(p, opt)) {
-        RC_ASSERT(!why->empty());
-        count_refused(k, key, *why);
-        continue;
-      }
-      count_ran(k, key);
-      const ref::Forward out = run_on_gpu(k, c, opt);
-      require(check_forward(out, c.ref64, c.baseline, p.dtype),
-              fmt::format("{} [{}; splits={}]", k.name, describe(p), splits));
-      require_masked_rows_empty(k, p, out);
-      ++ran;
-    }
-  }
-  RC_CLASSIFY(ran > 0, "a split-KV variant ran");
-}
-
 // ---- named cases ----------------------------------------------------------------------------
 
 AttnProblem shape(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d, DType dt,
@@ -343,6 +266,84 @@ void determinism(Totals& t) {
       }
     }
   }
+}
+
+// ---- decode shapes: the split-KV variants at every split count -----------------------------
+// Few query rows (seqlen_q 1..64) against many keys (up to ~9k, not multiples of a tile), GQA
+// groups of 4 and 8 beside MHA and MQA, causal (bottom-right: matters when seqlen_q > 1) and
+// windows, d 64/128/256, fp16/bf16; sometimes the benchmark's decode shape (32 query heads over 8
+// K/V heads, 1 query, 8192 keys, d 128; not under IOATTN_GPU_QUICK). Every variant of strategy `splitkv` runs each case at its
+// default split count, 1, 2, 3, 7 and the largest its supports() takes (beyond the key blocks:
+// most splits empty, weight 0 in the combine): each passes the error rule against the float64
+// reference, so any two split counts agree within the sum of their bounds; fully masked rows give
+// O = 0 and LSE = -inf exactly.
+std::vector<int> decode_split_counts(const KernelInfo& k, const AttnProblem& p) {
+  std::vector<int> counts{0, 1, 2, 3, 7};
+  for (const int n : {256, 128, 64, 32, 16})
+    if (!k.supports(p, {0, 0, n})) {
+      counts.push_back(n);
+      break;
+    }
+  return counts;
+}
+
+rc::Gen<AttnProblem> gen_decode_problem() {
+  return rc::gen::exec([] {
+    AttnProblem p;
+    if (!kQuick && *rc::gen::element(0, 0, 0, 1)) {  // the benchmark's decode shape (batch 1)
+      p.heads_q = 32, p.heads_kv = 8, p.seqlen_q = 1, p.seqlen_k = 8192, p.head_dim = 128;
+      p.dtype = DType::bf16;
+      return p;
+    }
+    p.batch = *rc::gen::inRange<int64_t>(1, 3);
+    p.heads_kv = *rc::gen::element<int64_t>(1, 2);
+    p.heads_q = p.heads_kv * *rc::gen::element<int64_t>(4, 8, 4, 8, 1);
+    p.seqlen_q = *rc::gen::element<int64_t>(1, 1, 1, 2, 4, 7, 16, 33, 64);
+    p.seqlen_k = *rc::gen::weightedOneOf<int64_t>(
+        {{2, rc::gen::element<int64_t>(1, 5, 63, 64, 65, 1000, 4133, 8191)}, {3, rc::gen::inRange<int64_t>(1, 9000)}});
+    p.head_dim = *rc::gen::element<int64_t>(128, 128, 64, 256);
+    p.dtype = *rc::gen::element(DType::bf16, DType::fp16);
+    p.causal = *rc::gen::element(false, false, true);
+    if (*rc::gen::element(0, 0, 0, 1)) {
+      p.window_left = *rc::gen::element<int64_t>(0, 1, 100, 300);
+      if (!p.causal) p.window_right = *rc::gen::element<int64_t>(-1, 0, 5);
+    }
+    // Keep the float64 reference's work bounded (and a sanitizer's run short: IOATTN_GPU_QUICK).
+    const int64_t max_work = kQuick ? 2000000 : 40000000;
+    while (p.batch * p.heads_q * p.seqlen_q * p.seqlen_k * p.head_dim > max_work && p.seqlen_k > 1)
+      p.seqlen_k = p.seqlen_k * 2 / 3;
+    return p;
+  });
+}
+
+void prop_decode_shapes() {
+  const AttnProblem p = *gen_decode_problem();
+  classify(p);
+  RC_CLASSIFY(p.group_size() == 4, "GQA group 4");
+  RC_CLASSIFY(p.group_size() == 8, "GQA group 8");
+  RC_CLASSIFY(p.seqlen_k >= 4096, "seqlen_k>=4096");
+  const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
+  const Case c = make_case(p, seed);
+  int ran = 0;
+  for (const KernelInfo& k : kernels::registry()) {
+    if (k.strategy != "splitkv") continue;
+    for (const int splits : decode_split_counts(k, p)) {
+      const KernelOptions opt{0, 0, splits};
+      const std::string key = case_key("decode", p, opt, seed);
+      if (auto why = k.supports(p, opt)) {
+        RC_ASSERT(!why->empty());
+        count_refused(k, key, *why);
+        continue;
+      }
+      count_ran(k, key);
+      const ref::Forward out = run_on_gpu(k, c, opt);
+      require(check_forward(out, c.ref64, c.baseline, p.dtype),
+              fmt::format("{} [{}; splits={}]", k.name, describe(p), splits));
+      require_masked_rows_empty(k, p, out);
+      ++ran;
+    }
+  }
+  RC_CLASSIFY(ran > 0, "a split-KV variant ran");
 }
 
 // One line per registered variant; false when one ran no case at all.
