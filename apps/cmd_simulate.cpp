@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "kernels/design.hpp"
+#include "kernels/launch.hpp"
 #include "simulator/simulator.hpp"
 
 namespace ioattn::cli {
@@ -79,6 +81,13 @@ json block_json(const sim::BlockChoice& b) {
   return {{"Br", b.Br}, {"Bc", b.Bc}, {"fits", b.fits}, {"M_elems", b.M_elems}, {"rule", b.rule}};
 }
 
+// {"matrix_issue": {"seconds": s, "parameter": "...", "value": v}, ...} in the model's order.
+json terms_json(const std::vector<sim::ExpectedTerm>& terms) {
+  json j = json::object();
+  for (const auto& t : terms) j[t.term] = {{"seconds", t.seconds}, {"parameter", t.parameter}, {"value", t.value}};
+  return j;
+}
+
 json result_json(const sim::Result& r, const sim::Machine& m, const sim::BlockChoice& paper,
                  const sim::BlockChoice& search, const std::string& tiling_from) {
   const AttnProblem& p = r.problem;
@@ -94,6 +103,8 @@ json result_json(const sim::Result& r, const sim::Machine& m, const sim::BlockCh
   j["tiling"] = {{"Br", r.tiling.Br}, {"Bc", r.tiling.Bc}, {"splits", r.tiling.splits},
                  {"ctas_per_cu", r.ctas_per_cu}, {"q_in_registers", r.tiling.q_in_registers},
                  {"p_through_lds", r.tiling.p_through_lds}, {"dq", sim::dq_mode_name(r.tiling.dq)},
+                 {"design", sim::design_name(r.tiling.design)},
+                 {"matrix_instr", sim::matrix_instr_name(sim::resolve_instr(r.tiling.design.instr, m))},
                  {"from", tiling_from}};
   j["block_sizes"] = {{"paper_rule", block_json(paper)}, {"search", block_json(search)}};
   j["no_l2"] = r.options.no_l2;
@@ -113,8 +124,12 @@ json result_json(const sim::Result& r, const sim::Machine& m, const sim::BlockCh
   j["conventional_flops"] = r.conventional_flops;
   j["extra_memory_bytes"] = r.extra_memory_bytes;
   j["time_s"] = r.time_s;
+  j["ceiling_time_s"] = r.ceiling_time_s;
   j["conventional_tflops"] = r.time_s > 0 ? r.conventional_flops / r.time_s / 1e12 : 0.0;
+  j["ceiling_tflops"] = r.ceiling_time_s > 0 ? r.conventional_flops / r.ceiling_time_s / 1e12 : 0.0;
   j["bound"] = r.bound;
+  j["expected_bound"] = r.expected_bound;
+  j["expected_terms"] = terms_json(r.expected_terms);
   j["l2_regime"] = r.l2_regime;
   j["llc"] = {{"name", m.llc_name()}, {"bytes", m.llc_bytes()}};
   j["ceilings"] = r.options.measured_ceilings ? "measured where available" : "datasheet";
@@ -127,7 +142,9 @@ json result_json(const sim::Result& r, const sim::Machine& m, const sim::BlockCh
                {"matrix_flops", k.matrix_flops}, {"other_flops", k.other_flops},
                {"l2_regime", k.l2_regime}, {"l2_hit_rate", k.l2_hit_rate},
                {"t_compute_s", k.t_compute_s}, {"t_memory_s", k.t_memory_s}, {"time_s", k.time_s},
-               {"bound", k.bound}};
+               {"ceiling_time_s", k.ceiling_time_s}, {"bound", k.bound}, {"expected_bound", k.expected_bound},
+               {"tiles", k.tiles}, {"max_cta_tiles", k.max_cta_tiles},
+               {"expected_terms", terms_json(k.expected_terms)}};
     json ts = json::array();
     for (const auto& t : k.tensors)
       ts.push_back({{"tensor", t.tensor}, {"elem_bytes", t.elem_bytes}, {"hbm", traffic_json(t.hbm)},
@@ -154,12 +171,13 @@ void print_table(const sim::Result& r, const sim::Machine& m, const sim::BlockCh
              paper.fits ? "fits" : "does not fit", search.Br, search.Bc, search.fits ? "fits" : "none fits");
   fmt::print("\n{:<16} {:>9} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>10} {:>11} {:>8} {:>9}\n",
              "kernel", "grid", "waves", "HBM read", "HBM write", "noL2 read", "L2 read", "LDS read", "LDS write",
-             "GFLOP", "time", "bound", "L2");
+             "GFLOP", "ceiling", "expected", "bound", "L2");
   for (const auto& k : r.kernels)
-    fmt::print("{:<16} {:>9} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>10.3f} {:>8.2f} us {:>8} {:>9}\n",
+    fmt::print("{:<16} {:>9} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>10.3f} {:>8.2f} us {:>8.2f} us {:>8} {:>9}\n",
                k.name, k.grid, k.waves, bytes(k.hbm.read), bytes(k.hbm.write), bytes(k.hbm_no_l2.read),
                bytes(k.l2.read), bytes(k.lds.read), bytes(k.lds.write),
-               (k.matrix_flops + k.other_flops) / 1e9, k.time_s * 1e6, k.bound, k.l2_regime);
+               (k.matrix_flops + k.other_flops) / 1e9, k.ceiling_time_s * 1e6, k.time_s * 1e6, k.expected_bound,
+               k.l2_regime);
   fmt::print("\ntotal HBM   : read {} write {} (no-L2: {} / {}, compulsory: {} / {})\n", bytes(r.hbm.read),
              bytes(r.hbm.write), bytes(r.hbm_no_l2.read), bytes(r.hbm_no_l2.write),
              bytes(r.hbm_compulsory.read), bytes(r.hbm_compulsory.write));
@@ -168,14 +186,21 @@ void print_table(const sim::Result& r, const sim::Machine& m, const sim::BlockCh
   fmt::print("FLOPs       : matrix {:.4g}, other {:.4g}, convention {:.4g}\n", r.matrix_flops, r.other_flops,
              r.conventional_flops);
   fmt::print("extra memory: {}\n", bytes(r.extra_memory_bytes));
-  fmt::print("time        : {:.3f} us, {} bound, {:.1f} TFLOP/s by the convention ({} ceilings)\n",
-             r.time_s * 1e6, r.bound, r.time_s > 0 ? r.conventional_flops / r.time_s / 1e12 : 0.0,
+  fmt::print("ceiling     : {:.3f} us, {} bound, {:.1f} TFLOP/s by the convention ({} ceilings)\n",
+             r.ceiling_time_s * 1e6, r.bound,
+             r.ceiling_time_s > 0 ? r.conventional_flops / r.ceiling_time_s / 1e12 : 0.0,
              r.options.measured_ceilings ? "measured where available" : "datasheet");
+  fmt::print("expected    : {:.3f} us, {} bound, {:.1f} TFLOP/s by the convention (design {})\n", r.time_s * 1e6,
+             r.expected_bound, r.time_s > 0 ? r.conventional_flops / r.time_s / 1e12 : 0.0,
+             sim::design_name(r.tiling.design));
+  fmt::print("  terms (seconds on their own; compute terms combine by the design, then max with memory):\n");
+  for (const auto& t : r.expected_terms)
+    fmt::print("    {:<18} {:>12.3f} us   {} = {:g}\n", t.term, t.seconds * 1e6, t.parameter, t.value);
 }
 
 struct SimFlags {
   ProblemFlags prob;
-  std::string machine, strategy = "fa2", pass = "fwd", catalog, dq = "atomic";
+  std::string machine, strategy = "fa2", pass = "fwd", catalog, dq = "atomic", design = "native/none/fragments", kernel, grid_order = "bh_major";
   bool mask = false, no_l2 = false, json_out = false, datasheet = false, q_regs = false, p_lds = false;
   double dropout = 0.0;
   int64_t br = 0, bc = 0, splits = 1, ctas = 0;
@@ -206,6 +231,28 @@ int run_simulate(const SimFlags& f) {
   t.q_in_registers = f.q_regs;
   t.p_through_lds = f.p_lds;
   t.dq = dq_or_throw(f.dq);
+  if (auto g = sim::parse_grid_order(f.grid_order)) t.grid_order = *g;
+  else throw UsageError(fmt::format("--grid-order must be bh_major, bh_major_splits, qblock_major or "
+                                    "qblock_major_rev (got '{}')", f.grid_order));
+  std::string why, design = f.design;
+  if (!f.kernel.empty()) {
+    // The twin of a registered forward variant: its strategy from the registry, its design from
+    // kernels/design.hpp (the tile, occupancy and order stay flags: they are the launch's).
+    const ioattn::kernels::KernelInfo* k = nullptr;
+    for (const auto& info : ioattn::kernels::registry())
+      if (info.name == f.kernel) k = &info;
+    if (!k) {
+      std::string names;
+      for (const auto& info : ioattn::kernels::registry()) names += (names.empty() ? "" : ", ") + std::string(info.name);
+      throw UsageError(fmt::format("--kernel: unknown variant '{}' (registered: {})", f.kernel, names));
+    }
+    design = std::string(ioattn::kernels::design(k->name));
+    if (design.empty())
+      throw UsageError(fmt::format("--kernel {}: no design in kernels/design.hpp", f.kernel));
+    t.strategy = strategy_or_throw(std::string(k->strategy));
+  }
+  if (auto d = sim::parse_design(design, &why)) t.design = *d;
+  else throw UsageError("--design: " + why);
   if (f.br < 0 || f.bc < 0) throw UsageError("--br and --bc must be >= 1");
   const sim::BlockChoice paper = guarded([&] { return sim::paper_block_sizes(p, m, t.strategy, o.pass); });
   const sim::BlockChoice search = guarded([&] { return sim::search_block_sizes(p, m, t, o); });
@@ -224,6 +271,105 @@ int run_simulate(const SimFlags& f) {
   const sim::Result r = guarded([&] { return sim::simulate(p, m, t, o); });
   if (f.json_out) std::cout << result_json(r, m, paper, search, from).dump(2) << '\n';
   else print_table(r, m, paper, search, from);
+  return 0;
+}
+
+// `ioattn check-claim`: a published attention throughput against the model. The ceiling is the
+// least roofline time over the tiles in {16..256}^2 that fit; the expected time is the least
+// over the tiles in {16..256}^2 that fit and every overlap design on the machine's native matrix
+// instruction (the best design the model knows). A claim above the ceiling is impossible; above the
+// best expected TFLOP/s by more than --margin (default: the held-out bound of 35 %, README "Expected
+// time") implausible; else plausible.
+struct ClaimFlags {
+  ProblemFlags prob;
+  std::string machine, strategy = "fa2", pass = "fwd", catalog;
+  double tflops = 0.0, margin = 0.35;
+  bool json_out = false;
+};
+
+int run_check_claim(const ClaimFlags& f) {
+  if (!(f.tflops > 0.0)) throw UsageError(fmt::format("--tflops must be > 0 (got {})", f.tflops));
+  if (!(f.margin >= 0.0)) throw UsageError(fmt::format("--margin must be >= 0 (got {})", f.margin));
+  const AttnProblem p = f.prob.problem();
+  const auto catalog = load(f.catalog);
+  const sim::Machine& m = guarded([&]() -> const sim::Machine& { return sim::find_machine(catalog, f.machine); });
+  sim::Options o;
+  o.pass = pass_or_throw(f.pass);
+  sim::Tiling base;
+  base.strategy = strategy_or_throw(f.strategy);
+  if (!sim::strategy_info(base.strategy).takes_tiles)
+    throw UsageError(fmt::format("check-claim models tiled strategies ({}); got {}",
+                                 sim::strategy_names(", ", [](const sim::StrategyInfo& i) { return i.takes_tiles; }),
+                                 f.strategy));
+  // The verdict holds the claim against the design's mechanisms alone (no calibrated efficiency:
+  // what any implementation of the design could reach at the datasheet rates); the calibrated
+  // expected (what ioattn's measured kernels of that instruction reach) is reported beside it.
+  sim::Machine mech = m;
+  mech.calibrated_mma_sync_efficiency.reset();
+  mech.calibrated_wgmma_efficiency.reset();
+  mech.calibrated_lds_scalar_efficiency.reset();
+  mech.calibrated_cta_fixed_s.reset();
+  std::optional<sim::Result> best, best_cal, ceil_r;
+  // Overlap of the softmax with the matrix units needs an asynchronous matrix instruction
+  // (wgmma); on mma.sync and MFMA the model knows the serial design only.
+  const bool async_mma = sim::resolve_instr(base.design.instr, m) == sim::MatrixInstr::wgmma;
+  std::vector<sim::Overlap> overlaps{sim::Overlap::none};
+  if (async_mma)
+    overlaps.insert(overlaps.end(), {sim::Overlap::intra_warpgroup, sim::Overlap::ping_pong, sim::Overlap::warp_specialized});
+  for (auto ov : overlaps)
+    for (int64_t br : {16, 32, 64, 128, 256})
+      for (int64_t bc : {16, 32, 64, 128, 256}) {
+        sim::Tiling t = base;
+        t.Br = br;
+        t.Bc = bc;
+        t.design.overlap = ov;
+        if (sim::check_fits(p, m, t, o.pass)) continue;
+        sim::Result r = guarded([&] { return sim::simulate(p, mech, t, o); });
+        if (!ceil_r || r.ceiling_time_s < ceil_r->ceiling_time_s) ceil_r = r;  // the ceiling: least over tiles
+        if (!best || r.time_s < best->time_s) best = std::move(r);
+        sim::Result rc = guarded([&] { return sim::simulate(p, m, t, o); });
+        if (!best_cal || rc.time_s < best_cal->time_s) best_cal = std::move(rc);
+      }
+  if (!best) throw UsageError(fmt::format("no tile in {{16..256}}^2 fits {} for this problem", m.name));
+  const double flops = ceil_r->conventional_flops;
+  const double ceiling_tf = flops / ceil_r->ceiling_time_s / 1e12, expected_tf = flops / best->time_s / 1e12;
+  const double calibrated_tf = flops / best_cal->time_s / 1e12;
+  const char* verdict = f.tflops > ceiling_tf ? "impossible"
+                        : f.tflops > expected_tf * (1.0 + f.margin) ? "implausible" : "plausible";
+  const bool calibrated = m.calibrated_mma_sync_efficiency || m.calibrated_wgmma_efficiency;
+  if (f.json_out) {
+    json j = {{"machine", m.name}, {"strategy", f.strategy}, {"pass", f.pass},
+              {"problem", {{"batch", p.batch}, {"heads_q", p.heads_q}, {"heads_kv", p.heads_kv},
+                           {"seqlen_q", p.seqlen_q}, {"seqlen_k", p.seqlen_k}, {"head_dim", p.head_dim},
+                           {"dtype", dtype_name(p.dtype)}, {"causal", p.causal}}},
+              {"claim_tflops", f.tflops}, {"ceiling_tflops", ceiling_tf},
+              {"ceiling_tile", {ceil_r->tiling.Br, ceil_r->tiling.Bc}}, {"ceiling_bound", ceil_r->bound},
+              {"expected_tflops", expected_tf}, {"expected_tile", {best->tiling.Br, best->tiling.Bc}},
+              {"expected_design", sim::design_name(best->tiling.design)},
+              {"matrix_instr", sim::matrix_instr_name(sim::resolve_instr(best->tiling.design.instr, m))},
+              {"expected_bound", best->expected_bound}, {"margin", f.margin}, {"calibrated", calibrated},
+              {"calibrated_expected_tflops", calibrated_tf},
+              {"calibrated_expected_design", sim::design_name(best_cal->tiling.design)},
+              {"claim_over_ceiling", f.tflops / ceiling_tf}, {"claim_over_expected", f.tflops / expected_tf},
+              {"verdict", verdict}};
+    std::cout << j.dump(2) << '\n';
+    return 0;
+  }
+  fmt::print("claim   : {:.1f} TFLOP/s, {} {} on {} (batch {} heads {}/{} N {}x{} d {} {}{})\n", f.tflops, f.strategy,
+             f.pass, m.display_name, p.batch, p.heads_q, p.heads_kv, p.seqlen_q, p.seqlen_k, p.head_dim,
+             dtype_name(p.dtype), p.causal ? " causal" : "");
+  fmt::print("ceiling : {:.1f} TFLOP/s (tile {}x{}, {} bound): claim is {:.2f}x the ceiling\n", ceiling_tf,
+             ceil_r->tiling.Br, ceil_r->tiling.Bc, ceil_r->bound, f.tflops / ceiling_tf);
+  fmt::print("expected: {:.1f} TFLOP/s, best design {} with tile {}x{} ({} bound; its mechanisms at datasheet "
+             "rates): claim is {:.2f}x\n", expected_tf, sim::design_name(best->tiling.design), best->tiling.Br,
+             best->tiling.Bc, best->expected_bound, f.tflops / expected_tf);
+  if (calibrated)
+    fmt::print("calibrated: {:.1f} TFLOP/s ({}): what this machine's measured kernels of the instruction reach\n",
+               calibrated_tf, sim::design_name(best_cal->tiling.design));
+  else
+    fmt::print("calibrated: none ({} was never measured)\n", m.name);
+  fmt::print("verdict : {} (impossible: above the ceiling; implausible: above the expected by more than {:.0f} %)\n",
+             verdict, 100.0 * f.margin);
   return 0;
 }
 
@@ -381,12 +527,40 @@ void add_simulator_commands(CLI::App& root, Commands& out) {
         ->capture_default_str();
     app->add_flag("--q-in-registers", f->q_regs, "keep Q_i in registers instead of LDS");
     app->add_flag("--p-through-lds", f->p_lds, "stage P in LDS between the two matmuls");
+    app->add_option("--design", f->design,
+                    "pipeline design for the expected time: instr/overlap/lds, instr native|fma|mma_sync|wgmma|mfma, "
+                    "overlap none|intra-warpgroup|ping-pong|warp-specialized, lds fragments|scalar")
+        ->capture_default_str();
+    app->add_option("--kernel", f->kernel,
+                    "model a registered forward variant (ioattn kernels): its strategy and design from the "
+                    "registry; give its tile, --ctas-per-cu and order as flags")
+        ->excludes("--design");
+    app->add_option("--grid-order", f->grid_order,
+                    "CTA dispatch order of the tiled kernels: bh_major|bh_major_splits|qblock_major|qblock_major_rev")
+        ->capture_default_str();
     app->add_flag("--no-l2", f->no_l2, "HBM traffic with LDS reuse only");
     app->add_flag("--datasheet", f->datasheet, "time from datasheet ceilings (default: measured where known)");
     app->add_option("--catalog", f->catalog, "machine catalog folder (default: simulator/machines)");
     app->add_flag("--json", f->json_out, "one JSON object instead of the table");
     app->footer(strategies_help());
     out.push_back({app, [f] { return run_simulate(*f); }});
+  }
+  // check-claim
+  {
+    auto f = std::make_shared<ClaimFlags>();
+    f->prob.default_heads = 16;
+    f->prob.default_seqlen = 4096;
+    auto* app = root.add_subcommand("check-claim",
+                                    "a published attention TFLOP/s against the ceiling and the best expected time");
+    app->add_option("--machine", f->machine, "catalog name (ioattn machines)")->required();
+    app->add_option("--tflops", f->tflops, "the claimed TFLOP/s (FlashAttention-2 FLOP convention)")->required();
+    app->add_option("--strategy", f->strategy, "tiled strategy the claim's kernel runs")->capture_default_str();
+    f->prob.add_to(*app);
+    app->add_option("--pass", f->pass, "fwd|bwd|fwdbwd")->capture_default_str();
+    app->add_option("--margin", f->margin, "implausible above expected x (1 + margin)")->capture_default_str();
+    app->add_option("--catalog", f->catalog, "machine catalog folder (default: simulator/machines)");
+    app->add_flag("--json", f->json_out, "one JSON object instead of the lines");
+    out.push_back({app, [f] { return run_check_claim(*f); }});
   }
   // sweep
   {

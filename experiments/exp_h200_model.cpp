@@ -59,6 +59,7 @@
 
 #include "driver.hpp"
 #include "kernels/backward.hpp"
+#include "kernels/design.hpp"
 #include "kernels/launch.hpp"
 #include "sim_common.hpp"
 
@@ -163,7 +164,8 @@ int main(int argc, char** argv) {
                   "batch", "heads", "br", "bc", "stages", "ctas_per_sm", "grid_order", "splits", "config_source",
                   "model_status", "hbm_read_bytes", "hbm_write_bytes", "hbm_no_l2_bytes", "hbm_compulsory_read_bytes",
                   "hbm_compulsory_write_bytes", "hbm_compulsory_bytes", "hbm_read_bytes_bh_major", "l2_bytes",
-                  "ctas_per_cu_model", "waves", "time_s", "bound", "l2_regime", "model_note", "source"});
+                  "ctas_per_cu_model", "waves", "time_s", "bound", "l2_regime", "model_note", "source",
+                  "ceiling_time_s", "design"});
 
     // The runs to model.
     const std::filesystem::path root(h200_dir);
@@ -223,7 +225,7 @@ int main(int argc, char** argv) {
                                               get(r, "batch"), get(r, "heads"), br, bc, ctas, order, splits);
           if (!seen.insert(key).second) continue;  // samples and the other files of a run repeat a row
 
-          std::string status = "ok", config_source, strategy_name, note, dq_name;
+          std::string status = "ok", config_source, strategy_name, note, dq_name, design_name;
           bool found = false;
           std::optional<sim::DqMode> dq;
           if (!is_bwd) {
@@ -232,6 +234,7 @@ int main(int argc, char** argv) {
               if (name == rung || name.rfind(rung + "_", 0) == 0) {  // "v03" is not "v03b_..."
                 found = true;
                 strategy_name = std::string(info.strategy);
+                design_name = std::string(kernels::design(info.name));  // kernels/design.hpp
               }
             }
           } else {
@@ -240,6 +243,7 @@ int main(int argc, char** argv) {
               if (name == rung || name.rfind(rung + "_", 0) == 0) {  // "bwd01" is not "bwd01b_..."
                 found = true;
                 strategy_name = std::string(info.strategy);
+                design_name = std::string(kernels::design(info.name));
                 dq_name = std::string(info.dq_mode);
                 for (auto v : {sim::DqMode::atomic, sim::DqMode::separate})
                   if (sim::dq_mode_name(v) == info.dq_mode) dq = v;
@@ -309,6 +313,7 @@ int main(int argc, char** argv) {
                 tl.grid_order = *go;
                 tl.splits = sim::strategy_info(*strategy).takes_splits ? vsplits : 1;
                 if (dq) tl.dq = *dq;
+                if (auto d = sim::parse_design(design_name)) tl.design = *d;  // the expected time's design
                 // The measured occupancy wins where the model's footprint disagrees (the note says so).
                 if (auto e = sim::check_fits(p, m, tl, pass))
                   note = "the simulator's footprint admits fewer CTAs per SM; modeled at the measured "
@@ -319,10 +324,12 @@ int main(int argc, char** argv) {
 
           // hbm_read_bytes .. l2_regime: empty without a prediction.
           std::vector<std::string> pred(13);
+          double ceiling = 0.0;
           if (status == "ok") {
             sim::Options opt;
             opt.pass = pass;
             const auto res = sim::simulate_unchecked(p, m, tl, opt);
+            ceiling = res.ceiling_time_s;
             sim::Tiling bh = tl;
             bh.grid_order = sim::GridOrder::bh_major;
             const auto res_bh = sim::simulate_unchecked(p, m, bh, opt);
@@ -356,6 +363,9 @@ int main(int argc, char** argv) {
           row.insert(row.end(), pred.begin(), pred.end());
           row.push_back(note);
           row.push_back(exp::repo_path(file));
+          // time_s is the expected time of the variant's design; ceiling_time_s the roofline.
+          row.push_back(status == "ok" ? exp::cell(ceiling) : std::string{});
+          row.push_back(status == "ok" ? design_name : std::string{});
           csv.row(row);
         }
       }

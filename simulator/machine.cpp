@@ -97,6 +97,17 @@ Machine load_machine(const std::filesystem::path& file) {
   m.matrix_fp32 = read_sourced(j, "matrix_fp32", f);
   m.vector_fp32 = read_sourced(j, "vector_fp32", f);
   m.launch_overhead_s = read_sourced(j, "launch_overhead_s", f);
+  m.sfu_per_cu_per_clock = read_sourced(j, "sfu_per_cu_per_clock", f);
+  m.lds_bytes_per_cu_per_clock = read_sourced(j, "lds_bytes_per_cu_per_clock", f);
+  m.l2_bandwidth = read_sourced(j, "l2_bandwidth", f);
+  m.calibrated_mma_sync_efficiency = read_optional(j, "calibrated_mma_sync_efficiency", f);
+  m.calibrated_wgmma_efficiency = read_optional(j, "calibrated_wgmma_efficiency", f);
+  m.calibrated_lds_scalar_efficiency = read_optional(j, "calibrated_lds_scalar_efficiency", f);
+  m.calibrated_cta_fixed_s = read_optional(j, "calibrated_cta_fixed_s", f);
+  for (const auto* c : {&m.calibrated_mma_sync_efficiency, &m.calibrated_wgmma_efficiency,
+                        &m.calibrated_lds_scalar_efficiency})
+    if (*c && (*c)->value > 1.0)
+      throw SimError(fmt::format("machine file {}: a calibrated efficiency must be in (0, 1] (got {})", f, (*c)->value));
   m.measured_bandwidth = read_optional(j, "measured_bandwidth", f);
   m.measured_matrix_bf16 = read_optional(j, "measured_matrix_bf16", f);
   m.measured_matrix_fp16 = read_optional(j, "measured_matrix_fp16", f);

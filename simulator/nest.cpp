@@ -303,13 +303,15 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
     return r.end > r.begin ? std::min(g.N_in, r.end * g.B_in) - r.begin * g.B_in : 0;
   };
 
-  int64_t score_elems = 0, tile_rows = 0, outer_rows = 0;  // per head
+  int64_t score_elems = 0, tile_rows = 0, outer_rows = 0, head_tiles = 0, max_tiles = 0;  // per head
   for (int64_t s = 0; s < g.S; ++s)
     for (int64_t o = 0; o < g.T_out; ++o) {
       const BlockRange r = range_of(s, o);
       score_elems += rows_out(o) * inner_rows(r);
       tile_rows += rows_out(o) * (r.end - r.begin);
       outer_rows += rows_out(o);
+      head_tiles += r.end - r.begin;
+      max_tiles = std::max(max_tiles, r.end - r.begin);
     }
 
   // --- Per access: local counts and spans. ---
@@ -379,6 +381,11 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
   res.ctas_per_cu = ctas_per_cu;
   res.waves = waves;
   res.wave_efficiency = static_cast<double>(grid) / static_cast<double>(waves * W);
+  res.tiles = bh * head_tiles;
+  res.max_cta_tiles = k.sequential_outer ? head_tiles : max_tiles;
+  res.score_elems = static_cast<double>(bh) * static_cast<double>(score_elems);
+  res.exp_per_score = k.exp_per_score;
+  res.matmuls_per_tile = k.matmuls_per_tile;
 
   const int64_t group = p.group_size();
   // Per access totals over all heads.

@@ -60,6 +60,7 @@ struct TiledKernel {
   int64_t splits = 1;            // inner range cut into this many CTAs per outer block
   int matmuls_per_tile = 0;      // (rows x cols x d) matmuls per visible tile, 2 FLOPs per MAC
   double other_per_score = 0.0;  // non-matmul FLOPs per score element of a visible tile
+  double exp_per_score = 1.0;    // of those, exponentials (the special-function unit's work)
   double other_per_row_d_tile = 0.0;   // per (row x d) element per visible tile (O rescaling)
   double other_per_row_d_outer = 0.0;  // per (row x d) element per outer block (final 1/l)
   std::vector<TiledAccess> accesses;

@@ -91,6 +91,68 @@ std::optional<GridOrder> parse_grid_order(std::string_view s) {
   return std::nullopt;
 }
 
+std::string_view matrix_instr_name(MatrixInstr i) {
+  switch (i) {
+    case MatrixInstr::native: return "native";
+    case MatrixInstr::fma: return "fma";
+    case MatrixInstr::mma_sync: return "mma_sync";
+    case MatrixInstr::wgmma: return "wgmma";
+    case MatrixInstr::mfma: return "mfma";
+  }
+  return "?";
+}
+std::string_view overlap_name(Overlap o) {
+  switch (o) {
+    case Overlap::none: return "none";
+    case Overlap::intra_warpgroup: return "intra-warpgroup";
+    case Overlap::ping_pong: return "ping-pong";
+    case Overlap::warp_specialized: return "warp-specialized";
+  }
+  return "?";
+}
+std::string_view lds_read_name(LdsRead l) { return l == LdsRead::fragments ? "fragments" : "scalar"; }
+std::string design_name(const Design& d) {
+  return fmt::format("{}/{}/{}", matrix_instr_name(d.instr), overlap_name(d.overlap), lds_read_name(d.lds));
+}
+std::optional<Design> parse_design(std::string_view s, std::string* why) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t slash = s.find('/', start);
+    parts.push_back(s.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  auto fail = [&](std::string msg) -> std::optional<Design> {
+    if (why) *why = std::move(msg);
+    return std::nullopt;
+  };
+  if (parts.size() > 3) return fail(fmt::format("design '{}' has more than 3 parts (instr/overlap/lds)", s));
+  Design d;
+  bool ok = false;
+  for (auto v : {MatrixInstr::native, MatrixInstr::fma, MatrixInstr::mma_sync, MatrixInstr::wgmma, MatrixInstr::mfma})
+    if (parts[0] == matrix_instr_name(v)) { d.instr = v; ok = true; }
+  if (!ok) return fail(fmt::format("design '{}': instruction must be native, fma, mma_sync, wgmma or mfma", s));
+  if (parts.size() > 1) {
+    ok = false;
+    for (auto v : {Overlap::none, Overlap::intra_warpgroup, Overlap::ping_pong, Overlap::warp_specialized})
+      if (parts[1] == overlap_name(v)) { d.overlap = v; ok = true; }
+    if (!ok)
+      return fail(fmt::format("design '{}': overlap must be none, intra-warpgroup, ping-pong or warp-specialized", s));
+  }
+  if (parts.size() > 2) {
+    if (parts[2] == "fragments") d.lds = LdsRead::fragments;
+    else if (parts[2] == "scalar") d.lds = LdsRead::scalar;
+    else return fail(fmt::format("design '{}': LDS reads must be fragments or scalar", s));
+  }
+  return d;
+}
+MatrixInstr resolve_instr(MatrixInstr i, const Machine& m) {
+  if (i != MatrixInstr::native) return i;
+  if (m.vendor == "amd") return MatrixInstr::mfma;
+  return m.arch == "sm_90" ? MatrixInstr::wgmma : MatrixInstr::mma_sync;
+}
+
 namespace {
 
 constexpr int64_t kMaxTile = 4096;
@@ -238,8 +300,120 @@ void roofline(KernelResult& k, const Machine& m, DType dt, bool measured) {
   k.t_memory_s = static_cast<double>(k.hbm.total()) / bw;
   const double launch = m.launch_overhead_s.value;
   const double busy = std::max(k.t_compute_s, k.t_memory_s);
-  k.time_s = busy + launch;
+  k.ceiling_time_s = busy + launch;
+  k.time_s = k.ceiling_time_s;
   k.bound = launch > busy ? "launch" : (k.t_compute_s >= k.t_memory_s ? "compute" : "memory");
+}
+
+int64_t pad_to(int64_t x, int64_t g) { return (x + g - 1) / g * g; }
+
+// The instruction's (M, N, K) granularity: a tile dimension is padded up to it.
+struct Shape { int64_t m, n, k; };
+Shape instr_shape(MatrixInstr i) {
+  switch (i) {
+    case MatrixInstr::wgmma: return {64, 8, 16};     // wgmma.mma_async m64nNk16, N a multiple of 8
+    case MatrixInstr::mma_sync: return {16, 8, 16};  // mma.sync m16n8k16
+    case MatrixInstr::mfma: return {16, 16, 16};     // v_mfma_f32_16x16x16 (bf16/fp16)
+    default: return {1, 1, 1};                       // scalar FMAs
+  }
+}
+
+// The share of the dense matrix rate an instruction's attention loop reaches: calibrated where the
+// machine was measured (the catalog's calibrated_* entries), else 1 (the mechanism alone).
+std::pair<double, const char*> instr_efficiency(MatrixInstr i, const Machine& m) {
+  if (i == MatrixInstr::wgmma && m.calibrated_wgmma_efficiency)
+    return {m.calibrated_wgmma_efficiency->value, "calibrated_wgmma_efficiency"};
+  if (i == MatrixInstr::mma_sync && m.calibrated_mma_sync_efficiency)
+    return {m.calibrated_mma_sync_efficiency->value, "calibrated_mma_sync_efficiency"};
+  return {1.0, "none (uncalibrated: 1)"};
+}
+
+// Expected time of a tiled kernel, from named mechanisms (README "Expected time"). All work terms
+// are in SM-seconds (the seconds one SM/CU is busy); the kernel's compute path is their per-tile
+// combination for the design, spread over the CUs by the wave model:
+//   per tile  c_mma  = 2 * matmuls * pad(Bo, M) pad(Bi, N) pad(d, K) / (rate / CUs * eta_instr)
+//             c_soft = exp_per_score * Bo Bi / (sfu * clock) + fp32 ops / (vector_fp32 / 2 / CUs)
+//             none: c_mma + c_soft; intra-warpgroup: c_mma / matmuls + max(c_mma (matmuls-1)/matmuls,
+//             c_soft); ping-pong, warp-specialized: max(c_mma, c_soft); then max with LDS reads
+//   compute   max(tiles * c_tile / CUs / wave_efficiency, occupancy * max_cta_tiles * c_tile)
+//   kernel    launch + waves * cta_fixed + max(compute, HBM bytes / bandwidth, L2 bytes / L2 bandwidth)
+void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, const Tiling& t, bool outer_is_q,
+                    bool measured) {
+  const double cus = m.compute_units.value, clock = m.clock_hz.value;
+  const MatrixInstr instr = resolve_instr(t.design.instr, m);
+  const Shape g = instr_shape(instr);
+  const int64_t bo = outer_is_q ? t.Br : t.Bc, bi = outer_is_q ? t.Bc : t.Br, d = p.head_dim;
+  const double tiles = static_cast<double>(k.tiles);
+  const int mm = std::max(1, k.matmuls_per_tile);
+  // Matrix work per tile as the instruction computes it: the full Bo x Bi tile, each dimension
+  // padded to the instruction's shape (S = Q K^T is Bo x Bi x d; P V is Bo x d x Bi).
+  const double padded_macs = 0.5 * static_cast<double>(pad_to(bo, g.m) * pad_to(bi, g.n) * pad_to(d, g.k) +
+                                                        pad_to(bo, g.m) * pad_to(d, g.n) * pad_to(bi, g.k));
+  const double full_flops = tiles * 2.0 * mm * padded_macs;
+  const bool fma = instr == MatrixInstr::fma;
+  const auto [eta, eta_name] = fma ? std::pair<double, const char*>{1.0, "none"} : instr_efficiency(instr, m);
+  const double rate_cu = (fma ? m.vector_fp32.value : matrix_rate(m, p.dtype, false)) / cus * eta;
+  const double t_matrix = k.matrix_flops / rate_cu;           // SM-seconds, exact tile FLOPs
+  const double t_partial = std::max(0.0, full_flops - k.matrix_flops) / rate_cu;
+  const double full_elems = tiles * static_cast<double>(bo * bi);
+  const double exps = k.exp_per_score * full_elems;
+  const double t_exp = exps / (m.sfu_per_cu_per_clock.value * clock);
+  const double fill = k.score_elems > 0 ? full_elems / k.score_elems : 1.0;
+  const double fp32_ops = std::max(0.0, k.other_flops * fill - exps);
+  const double t_fp32 = fp32_ops / (m.vector_fp32.value / 2.0 / cus);  // an FMA is 2 of the datasheet's FLOPs
+  const double lds_eff = t.design.lds == LdsRead::scalar
+                             ? (m.calibrated_lds_scalar_efficiency ? m.calibrated_lds_scalar_efficiency->value : 1.0)
+                             : 1.0;
+  const double t_lds = static_cast<double>(k.lds.total()) / (m.lds_bytes_per_cu_per_clock.value * clock * lds_eff);
+  const double c_mma = t_matrix + t_partial, c_soft = t_exp + t_fp32;
+  double c_pipe = 0.0;
+  switch (t.design.overlap) {
+    case Overlap::none: c_pipe = c_mma + c_soft; break;
+    case Overlap::intra_warpgroup: c_pipe = c_mma / mm + std::max(c_mma * (mm - 1) / mm, c_soft); break;
+    case Overlap::ping_pong:
+    case Overlap::warp_specialized: c_pipe = std::max(c_mma, c_soft); break;
+  }
+  const double c_total = std::max(c_pipe, t_lds);  // SM-seconds of the whole kernel
+  const double eff = k.wave_efficiency > 0.0 ? k.wave_efficiency : 1.0;
+  const double spread = c_total / cus / eff;
+  const double longest = tiles > 0 ? static_cast<double>(k.ctas_per_cu) * static_cast<double>(k.max_cta_tiles) *
+                                         c_total / tiles
+                                   : 0.0;
+  const double t_compute = std::max(spread, longest);
+  const double fixed = m.calibrated_cta_fixed_s ? m.calibrated_cta_fixed_s->value : 0.0;
+  const double t_fixed = static_cast<double>(k.waves) * fixed;
+  const double bw = measured && m.measured_bandwidth ? m.measured_bandwidth->value : m.hbm_bandwidth.value;
+  const double t_hbm = static_cast<double>(k.hbm.total()) / bw;
+  const double t_l2 = static_cast<double>(k.l2.total()) / m.l2_bandwidth.value;
+  const double launch = m.launch_overhead_s.value;
+  const double t_mem = std::max(t_hbm, t_l2);
+  k.time_s = launch + t_fixed + std::max(t_compute, t_mem);
+  k.expected_bound = t_compute >= t_mem ? "compute" : "memory";
+  if (launch + t_fixed > std::max(t_compute, t_mem)) k.expected_bound = "launch";
+  const double per_cu = 1.0 / cus;
+  k.expected_terms = {
+      {"matrix_issue", t_matrix * per_cu, eta_name, eta},
+      {"partial_tiles", t_partial * per_cu, std::string("instruction shape ") + std::string(matrix_instr_name(instr)),
+       static_cast<double>(g.m)},
+      {"exp_sfu", t_exp * per_cu, "sfu_per_cu_per_clock", m.sfu_per_cu_per_clock.value},
+      {"fp32_vector", t_fp32 * per_cu, "vector_fp32", m.vector_fp32.value},
+      {"overlap_hidden", (c_pipe - c_mma - c_soft) * per_cu, std::string("overlap ") + std::string(overlap_name(t.design.overlap)), 0.0},
+      {"lds", t_lds * per_cu, "lds_bytes_per_cu_per_clock", m.lds_bytes_per_cu_per_clock.value * lds_eff},
+      {"wave_quantization", t_compute - c_total * per_cu, "compute_units", cus},
+      {"cta_fixed", t_fixed, "calibrated_cta_fixed_s", fixed},
+      {"hbm", t_hbm, measured && m.measured_bandwidth ? "measured_bandwidth" : "hbm_bandwidth", bw},
+      {"l2", t_l2, "l2_bandwidth", m.l2_bandwidth.value},
+      {"launch", launch, "launch_overhead_s", launch},
+  };
+}
+
+// A streaming kernel's expected time is its roofline (no tile loop to model).
+void expected_stream(KernelResult& k, const Machine& m) {
+  k.time_s = k.ceiling_time_s;
+  k.expected_bound = k.bound;
+  k.expected_terms = {{"stream_compute", k.t_compute_s, "matrix and vector rates", 0.0},
+                      {"hbm", k.t_memory_s, "hbm bandwidth", 0.0},
+                      {"launch", m.launch_overhead_s.value, "launch_overhead_s", m.launch_overhead_s.value}};
 }
 
 }  // namespace
@@ -312,7 +486,7 @@ BlockChoice search_block_sizes(const AttnProblem& p, const Machine& m, const Til
       }
     }
   best.fits = best.Br > 0;
-  best.rule = best.fits ? fmt::format("search over Br, Bc in {{16..256}}: least modeled time {:.3g} s "
+  best.rule = best.fits ? fmt::format("search over Br, Bc in {{16..256}}: least expected time {:.3g} s of the design "
                                       "(ties: least HBM traffic)", best_time)
                         : "search: no tile in {16..256}^2 fits";
   return best;
@@ -344,6 +518,24 @@ Result simulate_unchecked(const AttnProblem& p, const Machine& m, const Tiling& 
       k = detail::count_stream(p, pk.s, cus, llc, o.no_l2);
     }
     roofline(k, m, p.dtype, o.measured_ceilings);
+    if (pk.tiled) expected_tiled(k, m, p, t, pk.t.outer_is_q, o.measured_ceilings);
+    else expected_stream(k, m);
+    // The ceiling is what no kernel beats: where the mechanisms alone say faster (an overlapped
+    // design on a machine without calibrated efficiencies), the expected time is the ceiling, and
+    // the term says by how much it was raised.
+    const double raise = std::max(0.0, k.ceiling_time_s - k.time_s);
+    k.expected_terms.push_back({"ceiling_floor", raise, "ceiling_time_s", k.ceiling_time_s});
+    if (raise > 0.0) {
+      k.time_s = k.ceiling_time_s;
+      k.expected_bound = k.bound;
+    }
+    r.ceiling_time_s += k.ceiling_time_s;
+    for (const auto& term : k.expected_terms) {
+      auto it = std::find_if(r.expected_terms.begin(), r.expected_terms.end(),
+                             [&](const ExpectedTerm& x) { return x.term == term.term; });
+      if (it == r.expected_terms.end()) r.expected_terms.push_back(term);
+      else it->seconds += term.seconds;
+    }
     r.hbm += k.hbm;
     r.hbm_no_l2 += k.hbm_no_l2;
     r.l2 += k.l2;
@@ -351,7 +543,7 @@ Result simulate_unchecked(const AttnProblem& p, const Machine& m, const Tiling& 
     r.matrix_flops += k.matrix_flops;
     r.other_flops += k.other_flops;
     r.time_s += k.time_s;
-    if (k.time_s > slowest) { slowest = k.time_s; r.bound = k.bound; }
+    if (k.time_s > slowest) { slowest = k.time_s; r.bound = k.bound; r.expected_bound = k.expected_bound; }
     const double weight = k.time_s + (pk.tiled ? 1e9 : 0.0);  // the main kernel: tiled first, then slowest
     if (weight > main_time) { main_time = weight; r.l2_regime = k.l2_regime; }
     r.kernels.push_back(std::move(k));

@@ -72,6 +72,19 @@ struct Machine {
   Sourced vector_fp32;             // non-matrix fp32 FLOP/s (softmax, scaling, ...)
   Sourced launch_overhead_s;       // per kernel launch
 
+  // Parameters of the expected-time model (simulate.cpp, README "Expected time"). Datasheet or
+  // ISA-guide numbers, each with its source in the machine file:
+  Sourced sfu_per_cu_per_clock;    // transcendental (exp2) results per SM/CU per clock (NVIDIA MUFU)
+  Sourced lds_bytes_per_cu_per_clock;  // shared memory / LDS bandwidth per SM/CU per clock
+  Sourced l2_bandwidth;            // bytes/s the L2 delivers to the CUs
+  // Calibrated on a named training set of the machine's own measurements (simulator/validate/
+  // calibrate_time.py writes them; absent on machines never measured, where the model uses 1 for
+  // the efficiencies and 0 for the per-CTA cost, i.e. the mechanisms alone):
+  std::optional<Sourced> calibrated_mma_sync_efficiency;  // share of the dense rate mma.sync loops reach
+  std::optional<Sourced> calibrated_wgmma_efficiency;     // same for wgmma loops
+  std::optional<Sourced> calibrated_lds_scalar_efficiency;  // element-wise fragment reads from unpadded rows
+  std::optional<Sourced> calibrated_cta_fixed_s;          // per CTA: first tiles' latency, O/LSE store
+
   // Measured ceilings beside the datasheet (H200: experiments/gpu/ceilings.py, committed under
   // experiments/results/h200/; the machine file's "source" names the file). Used for time when
   // Options::measured_ceilings is set and the number exists.
@@ -194,6 +207,37 @@ enum class GridOrder { bh_major, bh_major_splits, qblock_major, qblock_major_rev
 std::string_view grid_order_name(GridOrder g);
 std::optional<GridOrder> parse_grid_order(std::string_view s);
 
+// The kernel's pipeline design, which the expected time (not the traffic) depends on. Kernels of
+// the registry carry it as one string (KernelInfo::design, "instr/overlap/lds", parse_design).
+//   MatrixInstr  the matrix instruction: its shape sets the tile padding and its loop the issue
+//                efficiency (native: wgmma on sm_90, MFMA on AMD, mma.sync elsewhere; fma: scalar
+//                fp32 FMAs on the vector units, the teaching kernels)
+//   Overlap      how much softmax work hides under the matrix units:
+//                none              serial: matmuls, then the softmax, per tile (FlashAttention-2)
+//                intra_warpgroup   the softmax of tile j runs while P_{j-1} V_{j-1} is in flight;
+//                                  S_j = Q K_j^T stays exposed (FlashAttention-3's 2-stage pipeline)
+//                ping_pong         two warpgroups alternate: one's softmax under the other's matmuls
+//                warp_specialized  a producer warp(group) loads, consumers ping-pong (FA3 in full)
+//   LdsRead      fragments: conflict-free (ldmatrix, padded or swizzled rows, wgmma descriptors);
+//                scalar: element-wise fragment reads from unpadded rows (bank conflicts)
+enum class MatrixInstr { native, fma, mma_sync, wgmma, mfma };
+enum class Overlap { none, intra_warpgroup, ping_pong, warp_specialized };
+enum class LdsRead { fragments, scalar };
+struct Design {
+  MatrixInstr instr = MatrixInstr::native;
+  Overlap overlap = Overlap::none;
+  LdsRead lds = LdsRead::fragments;
+};
+std::string_view matrix_instr_name(MatrixInstr i);
+std::string_view overlap_name(Overlap o);
+std::string_view lds_read_name(LdsRead l);
+// "wgmma/intra-warpgroup/fragments" (the last two parts may be left out: none, fragments);
+// nullopt with `why` naming the bad part otherwise.
+std::optional<Design> parse_design(std::string_view s, std::string* why = nullptr);
+std::string design_name(const Design& d);
+// The instruction a design runs on the machine (native resolved).
+MatrixInstr resolve_instr(MatrixInstr i, const Machine& m);
+
 struct Tiling {
   Strategy strategy = Strategy::fa2;
   int64_t Br = 64;               // query rows per tile
@@ -204,6 +248,7 @@ struct Tiling {
   bool p_through_lds = false;    // P staged in LDS between S = QK^T and PV (else in registers)
   DqMode dq = DqMode::atomic;    // flash backward, where the strategy takes dq (fa2, splitkv)
   GridOrder grid_order = GridOrder::bh_major;  // dispatch order of the tiled kernels' CTAs
+  Design design = Design{};      // pipeline design: the expected time's mechanisms (not traffic)
 };
 
 // On-chip footprint of one CTA of the strategy's main kernel (the largest of the pass).
@@ -232,7 +277,7 @@ struct BlockChoice {
 BlockChoice paper_block_sizes(const AttnProblem& p, const Machine& m, Strategy s = Strategy::fa2,
                               Pass pass = Pass::fwd);
 // Every (Br, Bc) in {16, 32, 64, 128, 256}^2 that fits LDS and registers; the one with the least
-// modeled time (ties: least HBM traffic, then larger tiles). Empty Br = 0 when none fits.
+// expected time for base's design (ties: least HBM traffic, then larger tiles). Empty Br = 0 when none fits.
 struct Options;
 BlockChoice search_block_sizes(const AttnProblem& p, const Machine& m, const Tiling& base,
                                const Options& o);
@@ -269,6 +314,15 @@ struct TensorTraffic {
   Traffic hbm_compulsory;   // distinct bytes the kernel must touch
 };
 
+// One named term of the expected time: seconds it stands for on its own (terms on parallel paths
+// overlap; README "Expected time" gives the formula), and the machine parameter behind it.
+struct ExpectedTerm {
+  std::string term;       // "matrix_issue", "partial_tiles", "exp_sfu", "fp32_vector", ...
+  double seconds = 0.0;
+  std::string parameter;  // catalog field (or design field) it uses, e.g. "sfu_per_cu_per_clock"
+  double value = 0.0;     // that parameter's value
+};
+
 struct KernelResult {
   std::string name;             // "fa2_fwd", "qk_gemm", "softmax", "combine", ...
   int64_t grid = 0;             // CTAs launched
@@ -282,8 +336,18 @@ struct KernelResult {
   double other_flops = 0.0;     // softmax, scaling, rescaling, masking, dropout (see README)
   std::string l2_regime;        // "no-l2", "streaming", "fits", "exceeds", "mixed"
   double l2_hit_rate = 0.0;     // 1 - hbm.read / l2.read
-  double t_compute_s = 0.0, t_memory_s = 0.0, time_s = 0.0;
-  std::string bound;            // "compute", "memory" or "launch"
+  // Tiled kernels: visible tiles (all heads and splits), the most any one CTA runs, and the
+  // elements of their score tiles (exact rows; the full Br x Bc is what a kernel computes).
+  int64_t tiles = 0, max_cta_tiles = 0;
+  double score_elems = 0.0;
+  double exp_per_score = 0.0;   // exponentials per score element (softmax, or P recomputed)
+  int matmuls_per_tile = 0;
+  double t_compute_s = 0.0, t_memory_s = 0.0;
+  double ceiling_time_s = 0.0;  // roofline: max(FLOPs / rate, bytes / bandwidth) / wave efficiency + launch
+  double time_s = 0.0;          // expected: the mechanisms below (= ceiling_time_s for streaming kernels)
+  std::string bound;            // of the ceiling: "compute", "memory" or "launch"
+  std::string expected_bound;   // the path that sets the expected time: "compute", "memory", "launch"
+  std::vector<ExpectedTerm> expected_terms;
   std::vector<TensorTraffic> tensors;
 };
 
@@ -300,8 +364,11 @@ struct Result {
   double flops() const { return matrix_flops + other_flops; }
   double conventional_flops = 0.0;  // flops.hpp convention, for TFLOP/s comparable to papers
   int64_t extra_memory_bytes = 0;   // peak device memory beyond Q, K, V, O (and dO, dQ, dK, dV)
-  double time_s = 0.0;
-  std::string bound;                // bound of the kernel that takes the most time
+  double time_s = 0.0;              // expected (sum over kernels)
+  double ceiling_time_s = 0.0;      // roofline ceiling (sum over kernels): no kernel beats it
+  std::string bound;                // ceiling bound of the kernel that takes the most time
+  std::string expected_bound;       // expected-time path of the kernel that takes the most time
+  std::vector<ExpectedTerm> expected_terms;  // summed over kernels, by term
   std::string l2_regime;            // of the main kernel
 };
 

@@ -84,7 +84,7 @@ std::vector<std::string> sweep_csv_columns() {
           "hbm_compulsory_read_bytes", "hbm_compulsory_write_bytes", "l2_read_bytes",
           "l2_write_bytes", "lds_read_bytes", "lds_write_bytes", "matrix_flops", "other_flops",
           "conventional_flops", "extra_memory_bytes", "time_s", "conventional_tflops", "bound",
-          "l2_regime", "kernels"};
+          "l2_regime", "kernels", "ceiling_time_s", "ceiling_tflops", "expected_bound"};
 }
 
 void write_sweep_csv(std::ostream& out, const std::vector<SweepRow>& rows) {
@@ -96,7 +96,7 @@ void write_sweep_csv(std::ostream& out, const std::vector<SweepRow>& rows) {
     const AttnProblem& p = r.problem;
     out << fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"
-        "{},{},{},{},{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{},{:.9g},{:.6g},{},{},{}\n",
+        "{},{},{},{},{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{},{:.9g},{:.6g},{},{},{},{:.9g},{:.6g},{}\n",
         r.machine, r.strategy, loop_order_name(loop_order(x.tiling.strategy)), r.pass, r.tiling,
         r.Br, r.Bc, r.splits, r.ctas_per_cu, r.fits ? 1 : 0, p.batch, p.heads_q, p.heads_kv,
         p.seqlen_q, p.seqlen_k, p.head_dim, dtype_name(p.dtype), p.causal ? 1 : 0, p.window_left,
@@ -105,7 +105,8 @@ void write_sweep_csv(std::ostream& out, const std::vector<SweepRow>& rows) {
         x.hbm_compulsory.write, x.l2.read, x.l2.write, x.lds.read, x.lds.write, x.matrix_flops,
         x.other_flops, x.conventional_flops, x.extra_memory_bytes, x.time_s,
         x.time_s > 0 ? x.conventional_flops / x.time_s / 1e12 : 0.0, x.bound, x.l2_regime,
-        x.kernels.size());
+        x.kernels.size(), x.ceiling_time_s,
+        x.ceiling_time_s > 0 ? x.conventional_flops / x.ceiling_time_s / 1e12 : 0.0, x.expected_bound);
   }
 }
 
