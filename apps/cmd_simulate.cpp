@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "kernels/backward.hpp"
 #include "kernels/design.hpp"
 #include "kernels/launch.hpp"
 #include "simulator/simulator.hpp"
@@ -238,18 +239,28 @@ int run_simulate(const SimFlags& f) {
   if (!f.kernel.empty()) {
     // The twin of a registered forward variant: its strategy from the registry, its design from
     // kernels/design.hpp (the tile, occupancy and order stay flags: they are the launch's).
-    const ioattn::kernels::KernelInfo* k = nullptr;
-    for (const auto& info : ioattn::kernels::registry())
-      if (info.name == f.kernel) k = &info;
-    if (!k) {
-      std::string names;
-      for (const auto& info : ioattn::kernels::registry()) names += (names.empty() ? "" : ", ") + std::string(info.name);
-      throw UsageError(fmt::format("--kernel: unknown variant '{}' (registered: {})", f.kernel, names));
+    // A backward variant (kernels/backward.hpp) also gives its dQ mode and needs --pass bwd.
+    std::string_view strategy;
+    std::string names;
+    for (const auto& info : ioattn::kernels::registry()) {
+      names += (names.empty() ? "" : ", ") + std::string(info.name);
+      if (info.name == f.kernel) strategy = info.strategy;
     }
-    design = std::string(ioattn::kernels::design(k->name));
+    for (const auto& info : ioattn::kernels::backward_registry()) {
+      names += ", " + std::string(info.name);
+      if (info.name == f.kernel) {
+        if (o.pass != Pass::bwd)
+          throw UsageError(fmt::format("--kernel {} is a backward variant: give --pass bwd", f.kernel));
+        strategy = info.strategy;
+        t.dq = dq_or_throw(std::string(info.dq_mode));
+      }
+    }
+    if (strategy.empty())
+      throw UsageError(fmt::format("--kernel: unknown variant '{}' (registered: {})", f.kernel, names));
+    design = std::string(ioattn::kernels::design(f.kernel));
     if (design.empty())
       throw UsageError(fmt::format("--kernel {}: no design in kernels/design.hpp", f.kernel));
-    t.strategy = strategy_or_throw(std::string(k->strategy));
+    t.strategy = strategy_or_throw(std::string(strategy));
   }
   if (auto d = sim::parse_design(design, &why)) t.design = *d;
   else throw UsageError("--design: " + why);
