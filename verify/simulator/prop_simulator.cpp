@@ -8,6 +8,8 @@
 //   closed_forms_no_l2     --no-l2 counts on tile-divisible sizes equal the closed forms derived in
 //                          simulator/README.md (standard, fa1, fa2, split-KV, each backward)
 //   never_below_compulsory HBM >= compulsory (problem level and per kernel); L2-aware <= no-L2
+//   expected_time          expected >= ceiling, >= launch + per-CTA cost + memory per kernel; terms
+//                          signed as documented; more overlap never slower
 //   hbm_monotone           more LDS (paper-rule tiles) or more cache never increases HBM traffic
 //   grid_orders            every dispatch order stays within [compulsory, no-L2] and changes no
 //                          count but the L2-aware one; on unmasked MHA fa2 problems a block-major
@@ -283,6 +285,54 @@ void never_below_compulsory() {
                             k.hbm.write, k.hbm_compulsory.read, k.hbm_compulsory.write, k.hbm_no_l2.read,
                             k.hbm_no_l2.write, where));
     }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The expected time: never below the ceiling; a tiled kernel never faster than its HBM or L2 term
+// plus launch and per-CTA cost; every term but overlap_hidden non-negative (that one <= 0); and
+// for one problem and tile, more overlap is never slower (none >= intra-warpgroup >= ping-pong).
+// ------------------------------------------------------------------------------------------------
+
+void expected_time() {
+  const AttnProblem p = *gen_small_problem(1500);
+  const auto& cat = catalog();
+  const sim::Machine& m = cat[*rc::gen::inRange<size_t>(0, cat.size())];
+  sim::Tiling t;
+  t.strategy = gen_strategy();
+  t.Br = *rc::gen::element<int64_t>(16, 32, 64, 128);
+  t.Bc = *rc::gen::element<int64_t>(16, 32, 64, 128);
+  t.splits = takes_splits(t.strategy) ? *rc::gen::inRange<int64_t>(1, 9) : 1;
+  t.dq = *rc::gen::element(sim::DqMode::atomic, sim::DqMode::separate);
+  t.design.instr = *rc::gen::element(sim::MatrixInstr::native, sim::MatrixInstr::fma, sim::MatrixInstr::mma_sync,
+                                     sim::MatrixInstr::wgmma, sim::MatrixInstr::mfma);
+  t.design.lds = *rc::gen::element(sim::LdsRead::fragments, sim::LdsRead::scalar);
+  sim::Options o;
+  o.pass = gen_pass();
+  RC_TAG(sim::strategy_name(t.strategy));
+  double prev = 0.0;
+  for (auto ov : {sim::Overlap::none, sim::Overlap::intra_warpgroup, sim::Overlap::ping_pong}) {
+    t.design.overlap = ov;
+    const sim::Result r = sim::simulate_unchecked(p, m, t, o);
+    const std::string where = show(p, t, o.pass) + " on " + m.name + " design " + sim::design_name(t.design);
+    if (!(r.time_s >= r.ceiling_time_s * (1 - 1e-12)))
+      RC_FAIL(fmt::format("expected {} below the ceiling {} ({})", r.time_s, r.ceiling_time_s, where));
+    for (const auto& k : r.kernels) {
+      double hbm = 0, l2 = 0, fixed = 0, launch = 0;
+      for (const auto& e : k.expected_terms) {
+        if (e.term == "overlap_hidden" ? e.seconds > 1e-15 : e.seconds < -1e-15)
+          RC_FAIL(fmt::format("kernel {} term {} = {} ({})", k.name, e.term, e.seconds, where));
+        if (e.term == "hbm") hbm = e.seconds;
+        if (e.term == "l2") l2 = e.seconds;
+        if (e.term == "cta_fixed") fixed = e.seconds;
+        if (e.term == "launch") launch = e.seconds;
+      }
+      if (k.time_s < (launch + fixed + std::max(hbm, l2)) * (1 - 1e-12))
+        RC_FAIL(fmt::format("kernel {}: {} s below launch + fixed + memory ({})", k.name, k.time_s, where));
+    }
+    if (ov != sim::Overlap::none && r.time_s > prev * (1 + 1e-12))
+      RC_FAIL(fmt::format("more overlap is slower: {} > {} ({})", r.time_s, prev, where));
+    prev = r.time_s;
   }
 }
 
@@ -660,6 +710,7 @@ int main() {
       {"trace_equals_model", 600, trace_equals_model},
       {"closed_forms_no_l2", 800, closed_forms_no_l2},
       {"never_below_compulsory", 800, never_below_compulsory},
+      {"expected_time", 500, expected_time},
       {"hbm_monotone", 500, hbm_monotone},
       {"grid_orders", 800, grid_orders},
       {"flops_convention", 500, flops_convention},
