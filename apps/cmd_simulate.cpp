@@ -318,6 +318,7 @@ int run_check_claim(const ClaimFlags& f) {
   sim::Machine mech = m;
   mech.calibrated_mma_sync_efficiency.reset();
   mech.calibrated_wgmma_efficiency.reset();
+  mech.calibrated_mfma_efficiency.reset();
   mech.calibrated_lds_scalar_efficiency.reset();
   mech.calibrated_cta_fixed_s.reset();
   std::optional<sim::Result> best, best_cal, ceil_r;
@@ -347,7 +348,8 @@ int run_check_claim(const ClaimFlags& f) {
   const double calibrated_tf = flops / best_cal->time_s / 1e12;
   const char* verdict = f.tflops > ceiling_tf ? "impossible"
                         : f.tflops > expected_tf * (1.0 + f.margin) ? "implausible" : "plausible";
-  const bool calibrated = m.calibrated_mma_sync_efficiency || m.calibrated_wgmma_efficiency;
+  const bool calibrated =
+      m.calibrated_mma_sync_efficiency || m.calibrated_wgmma_efficiency || m.calibrated_mfma_efficiency;
   if (f.json_out) {
     json j = {{"machine", m.name}, {"strategy", f.strategy}, {"pass", f.pass},
               {"problem", {{"batch", p.batch}, {"heads_q", p.heads_q}, {"heads_kv", p.heads_kv},

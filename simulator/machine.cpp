@@ -102,10 +102,11 @@ Machine load_machine(const std::filesystem::path& file) {
   m.l2_bandwidth = read_sourced(j, "l2_bandwidth", f);
   m.calibrated_mma_sync_efficiency = read_optional(j, "calibrated_mma_sync_efficiency", f);
   m.calibrated_wgmma_efficiency = read_optional(j, "calibrated_wgmma_efficiency", f);
+  m.calibrated_mfma_efficiency = read_optional(j, "calibrated_mfma_efficiency", f);
   m.calibrated_lds_scalar_efficiency = read_optional(j, "calibrated_lds_scalar_efficiency", f);
   m.calibrated_cta_fixed_s = read_optional(j, "calibrated_cta_fixed_s", f);
   for (const auto* c : {&m.calibrated_mma_sync_efficiency, &m.calibrated_wgmma_efficiency,
-                        &m.calibrated_lds_scalar_efficiency})
+                        &m.calibrated_mfma_efficiency, &m.calibrated_lds_scalar_efficiency})
     if (*c && (*c)->value > 1.0)
       throw SimError(fmt::format("machine file {}: a calibrated efficiency must be in (0, 1] (got {})", f, (*c)->value));
   m.measured_bandwidth = read_optional(j, "measured_bandwidth", f);

@@ -325,6 +325,8 @@ std::pair<double, const char*> instr_efficiency(MatrixInstr i, const Machine& m)
     return {m.calibrated_wgmma_efficiency->value, "calibrated_wgmma_efficiency"};
   if (i == MatrixInstr::mma_sync && m.calibrated_mma_sync_efficiency)
     return {m.calibrated_mma_sync_efficiency->value, "calibrated_mma_sync_efficiency"};
+  if (i == MatrixInstr::mfma && m.calibrated_mfma_efficiency)
+    return {m.calibrated_mfma_efficiency->value, "calibrated_mfma_efficiency"};
   return {1.0, "none (uncalibrated: 1)"};
 }
 

@@ -82,6 +82,7 @@ struct Machine {
   // the efficiencies and 0 for the per-CTA cost, i.e. the mechanisms alone):
   std::optional<Sourced> calibrated_mma_sync_efficiency;  // share of the dense rate mma.sync loops reach
   std::optional<Sourced> calibrated_wgmma_efficiency;     // same for wgmma loops
+  std::optional<Sourced> calibrated_mfma_efficiency;      // same for MFMA loops (no AMD machine measured yet)
   std::optional<Sourced> calibrated_lds_scalar_efficiency;  // element-wise fragment reads from unpadded rows
   std::optional<Sourced> calibrated_cta_fixed_s;          // per CTA: first tiles' latency, O/LSE store
 
