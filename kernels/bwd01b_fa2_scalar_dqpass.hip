@@ -29,7 +29,8 @@
 // Launches: 3 (bwd01's preprocess and K/V-outer kernel, then the dQ pass), one launch path for
 // launch() and config() (run() below, against launcher.hpp's Launcher); the configuration
 // describes the K/V-outer kernel, as bwd01's.
-// Measured: not yet (no GPU run of the backward so far).
+// Measured: passes the GPU suite and memcheck on the H200 (2026-12-01); its times are in
+// kernels/README.md's generated backward tables (the run CANONICAL names as `bwd`).
 // Run: build-gpu/verify/kernels/gpu_backward (its determinism check: 100 launches bit-identical), or
 //   build-gpu/apps/ioattn run --backward --bwd-kernel bwd01b_fa2_scalar_dqpass --seqlen 1024 --check
 #include "kernels/bwd_scalar.hpp"

@@ -53,7 +53,8 @@
 // (The instances without the dQ step, bwd02b's: d = 64: 166, d = 128: 244, no spill.) AMD
 // (hipcc -Rpass-analysis=kernel-resource-usage, gfx90a / gfx940): at most 247 VGPRs + 64 AGPRs, no
 // scratch.
-// Measured: not yet run on a GPU.
+// Measured: passes the GPU suite and memcheck on the H200 (2026-12-01); its times are in
+// kernels/README.md's generated backward tables (the run CANONICAL names as `bwd`).
 // Run: build-gpu/verify/kernels/gpu_backward (the GPU property tests of every backward variant), or
 //   build-gpu/apps/ioattn run --backward --bwd-kernel bwd02_fa2_mma --seqlen 1024 --head-dim 128 --dtype bf16 --check
 #include "kernels/bwd_mma.hpp"

@@ -39,7 +39,8 @@
 // at d = 64 and 128, fp16 = bf16; the K/V-outer kernel without the dQ step d = 64: 166, d = 128: 244;
 // 0 bytes of spill. AMD (hipcc -Rpass-analysis=kernel-resource-usage, gfx90a / gfx940): dQ pass at
 // most 155 VGPRs + 48 AGPRs, no scratch.
-// Measured: not yet run on a GPU.
+// Measured: passes the GPU suite and memcheck on the H200 (2026-12-01); its times are in
+// kernels/README.md's generated backward tables (the run CANONICAL names as `bwd`).
 // Run: build-gpu/verify/kernels/gpu_backward (its determinism check: 100 launches bit-identical), or
 //   build-gpu/apps/ioattn run --backward --bwd-kernel bwd02b_fa2_mma_dqpass --seqlen 1024 --head-dim 128 --dtype bf16 --check
 #include "kernels/bwd_mma.hpp"

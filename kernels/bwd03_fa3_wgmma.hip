@@ -65,7 +65,8 @@
 // ptxas (not measured on a GPU; nvcc 13.0, sm_90a, -O3 -Xptxas -v): K/V-outer kernel, registers per
 // thread, fp16 = bf16: d = 64: 250, d = 128: 255 (the instances without the dQ step, bwd03b's:
 // 253, 233); 0 bytes of spill, and no wgmma serialization reported.
-// Measured: not yet run on a GPU.
+// Measured: passes the GPU suite and memcheck on the H200 (2026-12-01); its times are in
+// kernels/README.md's generated backward tables (the run CANONICAL names as `bwd`).
 // Run: build-gpu/verify/kernels/gpu_backward (the GPU property tests of every backward variant), or
 //   build-gpu/apps/ioattn run --backward --bwd-kernel bwd03_fa3_wgmma --seqlen 4096 --heads 16 --head-dim 128 --dtype bf16 --check
 #include <cmath>

@@ -47,7 +47,8 @@
 // ptxas (not measured on a GPU; nvcc 13.0, sm_90a, -O3 -Xptxas -v): dQ pass 166 registers per thread
 // at d = 64, 225 at d = 128, fp16 = bf16; the K/V-outer kernel without the dQ step d = 64: 253,
 // d = 128: 233; 0 bytes of spill, and no wgmma serialization reported.
-// Measured: not yet run on a GPU.
+// Measured: passes the GPU suite and memcheck on the H200 (2026-12-01); its times are in
+// kernels/README.md's generated backward tables (the run CANONICAL names as `bwd`).
 // Run: build-gpu/verify/kernels/gpu_backward (its determinism check: 100 launches bit-identical), or
 //   build-gpu/apps/ioattn run --backward --bwd-kernel bwd03b_fa3_wgmma_dqpass --seqlen 4096 --heads 16 --head-dim 128 --dtype bf16 --check
 #include <cmath>

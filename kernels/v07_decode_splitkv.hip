@@ -47,7 +47,9 @@
 // Launches: 1 (S = 1) or 2 (main + combine). Grid (1-D, grid order kv_splits_rows): CTA =
 // ((b * Hkv + h_kv) * S + split) * Tr + row tile. config() reports br = packed rows per CTA,
 // bc = keys per stage (all warps), stages, splits (the resolved S) and launches.
-// Measured on the H200: not yet run on a GPU.
+// Measured on the H200: passes the GPU suite, memcheck and racecheck (2026-12-01); a first decode
+// run (one sample, --quick) is experiments/results/h200/2026-12-01_02eaf49_backward_decode/decode.log:
+// below the copy ceiling and below cuDNN, not yet tuned.
 // Run: ioattn run --kernel v07_decode_splitkv --batch 16 --heads-q 32 --heads-kv 8 --seqlen-q 1 --seqlen-k 8192 --head-dim 128 --dtype bf16 --check
 #include <algorithm>
 #include <cmath>
