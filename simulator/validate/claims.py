@@ -10,11 +10,13 @@ simulator/validate/claims.csv and the block `claims` of simulator/README.md.
 """
 import argparse
 import csv
-import io
 import json
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from derived import derived_csv, replace_block  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -76,12 +78,7 @@ def rows(ioattn):
 
 
 def render_csv(rs):
-    out = io.StringIO()
-    out.write("# derived: python3 simulator/validate/claims.py --ioattn <build>/apps/ioattn; do not edit\n")
-    w = csv.DictWriter(out, fieldnames=list(rs[0].keys()), lineterminator="\n")
-    w.writeheader()
-    w.writerows(rs)
-    return out.getvalue()
+    return derived_csv("python3 simulator/validate/claims.py --ioattn <build>/apps/ioattn", rs)
 
 
 def table(rs):
@@ -104,12 +101,7 @@ def table(rs):
 
 
 def render_readme(rs):
-    text = open(README).read()
-    if BEGIN not in text or END not in text:
-        sys.exit(f"claims.py: simulator/README.md has no {BLOCK} block")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return head + BEGIN + table(rs) + END + tail
+    return replace_block(open(README).read(), BEGIN, END, table(rs), "claims.py: simulator/README.md")
 
 
 def main():

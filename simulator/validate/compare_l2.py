@@ -22,12 +22,14 @@ written here fails the suite):
 """
 import argparse
 import csv
-import io
 import json
 import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from derived import derived_csv, replace_block  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The measured inputs (committed H200 runs, experiments/results/h200/<tag>/), by the label their
@@ -109,13 +111,8 @@ def memory_rows(ioattn):
 
 
 def render(rows):
-    out = io.StringIO()
-    out.write("# derived: python3 simulator/validate/compare_l2.py --ioattn <build>/apps/ioattn "
-              "(model: machines/h200.json); do not edit\n")
-    w = csv.DictWriter(out, fieldnames=list(rows[0].keys()), lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    return out.getvalue()
+    return derived_csv("python3 simulator/validate/compare_l2.py --ioattn <build>/apps/ioattn "
+                       "(model: machines/h200.json)", rows)
 
 
 def main():

@@ -33,7 +33,6 @@ ceiling, errors, DRAM reads where measured) and the block `expected_validation` 
 """
 import argparse
 import csv
-import io
 import json
 import math
 import os
@@ -43,6 +42,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from derived import derived_csv, replace_block  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -357,22 +359,12 @@ def summary(rs):
 
 
 def render_csv(rs):
-    out = io.StringIO()
-    out.write("# derived: python3 simulator/validate/expected_time.py --ioattn <build>/apps/ioattn "
-              "(model: machines/h200.json); do not edit\n")
-    w = csv.DictWriter(out, fieldnames=list(rs[0].keys()), lineterminator="\n")
-    w.writeheader()
-    w.writerows(rs)
-    return out.getvalue()
+    return derived_csv("python3 simulator/validate/expected_time.py --ioattn <build>/apps/ioattn "
+                       "(model: machines/h200.json)", rs)
 
 
 def render_readme(rs):
-    text = open(README).read()
-    if BEGIN not in text or END not in text:
-        sys.exit(f"expected_time.py: {rel(README)} has no {BLOCK} block ({BEGIN} ... {END})")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return head + BEGIN + summary(rs) + END + tail
+    return replace_block(open(README).read(), BEGIN, END, summary(rs), f"expected_time.py: {rel(README)}")
 
 
 def main():

@@ -25,6 +25,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from derived import derived_csv, replace_block  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 CATALOG = os.path.join(REPO, "simulator", "machines")
@@ -100,12 +103,7 @@ def rows(ioattn):
 
 
 def render(rs):
-    out = io.StringIO()
-    out.write("# derived: python3 simulator/validate/predictions.py --ioattn <build>/apps/ioattn; do not edit\n")
-    w = csv.DictWriter(out, fieldnames=list(rs[0].keys()), lineterminator="\n")
-    w.writeheader()
-    w.writerows(rs)
-    return out.getvalue()
+    return derived_csv("python3 simulator/validate/predictions.py --ioattn <build>/apps/ioattn", rs)
 
 
 def main():

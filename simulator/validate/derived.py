@@ -1,0 +1,29 @@
+"""simulator/validate/derived.py: what the validation scripts here share: a derived CSV (one comment
+line naming the command that writes it, then the rows) and a generated block of simulator/README.md.
+
+    derived_csv("python3 simulator/validate/claims.py --ioattn <build>/apps/ioattn", rows) -> text
+    replace_block(text, begin, end, body, who) -> text with body between the markers
+"""
+import csv
+import io
+import sys
+
+
+def derived_csv(command, rows):
+    """The CSV text: '# derived: COMMAND; do not edit', the header, the rows (keys of the first)."""
+    out = io.StringIO()
+    out.write(f"# derived: {command}; do not edit\n")
+    w = csv.DictWriter(out, fieldnames=list(rows[0].keys()), lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return out.getvalue()
+
+
+def replace_block(text, begin, end, body, who):
+    """text with what lies between the markers begin and end replaced by body; exits naming `who`
+    and the missing markers when the text has no such block."""
+    if begin not in text or end not in text:
+        sys.exit(f"{who}: no generated block ({begin} ... {end})")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return head + begin + body + end + tail
