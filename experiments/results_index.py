@@ -100,6 +100,20 @@ def read_csv(path: Path | str) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+# Tables derived by simulator/validate/*.py (committed beside the scripts that write them, first
+# line a '# derived: <command>' comment): the expected-time validation, the claims, the predictions.
+VALIDATE = REPO / "simulator" / "validate"
+
+
+def derived_csv(name: str) -> tuple[Path | None, list[dict]]:
+    """(path, rows) of simulator/validate/<name>.csv, its '#' comment lines skipped; (None, []) if absent."""
+    path = VALIDATE / f"{name}.csv"
+    if not path.is_file():
+        return None, []
+    with path.open(newline="") as f:
+        return path, list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
 def num(row: dict, col: str, default: float = float("nan")) -> float:
     try:
         v = row.get(col, "")
