@@ -19,12 +19,21 @@ namespace ioattn::kernels {
 
 // Device pointers in the BSHD layout of problem.hpp. q/k/v/o hold elements of problem.dtype
 // (float, __half or __hip_bfloat16); lse is always fp32, (batch, heads_q, seqlen_q).
+// The layout's tables (ioattn/layout.hpp), int32 on the device, null when the problem's layout has
+// none (always, for a dense problem): cu_seqlens_q / cu_seqlens_k (batch + 1 offsets) of packed
+// queries / keys; block_table (batch, max_pages), row-major, and seqused_k (batch) of a paged KV
+// cache, whose K and V are then (num_pages, page_size, heads_kv, d). A variant that declares a
+// layout (LayoutSupport below) refuses a launch whose problem has that layout but lacks its tables.
 struct DeviceTensors {
   const void* q = nullptr;
   const void* k = nullptr;
   const void* v = nullptr;
   void* o = nullptr;
   float* lse = nullptr;
+  const int32_t* cu_seqlens_q = nullptr;
+  const int32_t* cu_seqlens_k = nullptr;
+  const int32_t* block_table = nullptr;
+  const int32_t* seqused_k = nullptr;
 };
 
 // Tuning knobs a variant may accept; 0 means "the variant's default".
@@ -92,7 +101,7 @@ std::string format_config(const LaunchConfig& c, char sep);
 // Layouts other than dense BSHD (ioattn/layout.hpp) a variant reads. The registry (registry.cpp,
 // bwd_registry.cpp) refuses any other layout before the variant's own supports(), launch() or
 // config() runs (registry_precheck below), so a packed or paged problem never runs as dense. A
-// variant that reads one declares it in its registry's layout table; none does yet.
+// variant that reads one declares it in its registry's layout table (registry.cpp).
 struct LayoutSupport {
   bool varlen = false;    // packed queries and/or keys (cu_seqlens_q, cu_seqlens_k)
   bool paged_kv = false;  // K and V read through a block table
@@ -103,6 +112,9 @@ struct LayoutSupport {
 inline std::optional<std::string> registry_precheck(std::string_view variant, const LayoutSupport& s,
                                                     const AttnProblem& p) {
   if (auto e = p.validate()) return e;
+  // No variant has an FP8 path yet (every registry line declares fp32/fp16/bf16 at most): refuse
+  // FP8 here for all of them. The first FP8 variant replaces this with a check of its declared dtypes.
+  if (is_fp8(p.dtype)) return std::string(variant) + ": dtype " + std::string(dtype_name(p.dtype)) + " not supported";
   const bool varlen = p.layout.varlen_q() || p.layout.varlen_k();
   if ((varlen && !s.varlen) || (p.layout.paged() && !s.paged_kv))
     return std::string(variant) + ": paged KV / varlen not supported (the problem is " + p.layout.describe() + ")";

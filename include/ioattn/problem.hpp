@@ -19,12 +19,18 @@
 //   S   = scale * Q K^T, masked by MaskSpec (mask.hpp) to -inf
 //   LSE = log(sum_j exp(S_ij))  (natural log, fp32), -inf for a row with every key masked
 //   O   = softmax(S) V, and O = 0 (never NaN) for a fully masked row
+//
+// FP8 inputs (dtype fp8_e4m3 / fp8_e5m2, forward only): Q, K, V hold FP8 values and the problem's
+// inputs are those times the descale factors of `fp8` (Fp8Scaling below):
+//   S = scale * (q_descale Q) (k_descale K)^T,  O = softmax(S) (v_descale V),  O in fp8.out.
+// Every other dtype leaves `fp8` at its default (validate() refuses anything else).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ioattn/config.hpp"
 #include "ioattn/dtype.hpp"
@@ -32,6 +38,19 @@
 #include "ioattn/mask.hpp"
 
 namespace ioattn {
+
+// The FP8 part of a problem, FlashAttention-3's q_descale, k_descale, v_descale and output dtype.
+// A descale vector holds no value (1.0), one value (per tensor) or heads_kv values (one per K/V
+// head; query head h uses entry kv_head_of(h), as FA3's (batch, heads_kv) descales do for every
+// batch). Descales are fp32, as the kernels use them.
+struct Fp8Scaling {
+  std::vector<float> q_descale, k_descale, v_descale;
+  DType out = DType::bf16;  // dtype of O: bf16 or fp16
+
+  bool is_default() const {
+    return q_descale.empty() && k_descale.empty() && v_descale.empty() && out == DType::bf16;
+  }
+};
 
 struct AttnProblem {
   int64_t batch = 1;
@@ -46,6 +65,17 @@ struct AttnProblem {
   int64_t window_right = -1;  // -1: unbounded
   DType dtype = DType::fp32;
   BatchLayout layout;  // default: dense BSHD (layout.hpp)
+  Fp8Scaling fp8;      // FP8 dtypes only: descales and output dtype (above)
+
+  // dtype of O: the input dtype, except for FP8 inputs (fp8.out).
+  DType output_dtype() const { return is_fp8(dtype) ? fp8.out : dtype; }
+  // Descale of query head h / key-value head hk (1 for non-FP8 problems).
+  float q_descale_of_head(int64_t h) const { return descale_at(fp8.q_descale, kv_head_of(h)); }
+  float k_descale_of(int64_t hk) const { return descale_at(fp8.k_descale, hk); }
+  float v_descale_of(int64_t hk) const { return descale_at(fp8.v_descale, hk); }
+  static float descale_at(const std::vector<float>& d, int64_t hk) {
+    return d.empty() ? 1.0f : d.size() == 1 ? d[0] : d[static_cast<size_t>(hk)];
+  }
 
   double softmax_scale() const {
     return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
@@ -130,6 +160,21 @@ inline std::optional<std::string> AttnProblem::validate() const {
     return "window bounds must be -1 (unbounded) or >= 0";
   if (scale && !(std::isfinite(*scale) && *scale > 0.0))
     return "scale must be a finite positive number";
+  if (!is_fp8(dtype) && !fp8.is_default())
+    return "descale factors and an output dtype apply to fp8 dtypes only (dtype is " +
+           std::string(dtype_name(dtype)) + ")";
+  if (is_fp8(dtype)) {
+    if (fp8.out != DType::bf16 && fp8.out != DType::fp16)
+      return "the output dtype of an fp8 problem must be bf16 or fp16 (got " + std::string(dtype_name(fp8.out)) + ")";
+    for (auto [d, name] : {std::pair{&fp8.q_descale, "q_descale"}, {&fp8.k_descale, "k_descale"},
+                           {&fp8.v_descale, "v_descale"}}) {
+      if (d->size() > 1 && static_cast<int64_t>(d->size()) != heads_kv)
+        return std::string(name) + " must have 1 value or heads_kv = " + std::to_string(heads_kv) +
+               " values (got " + std::to_string(d->size()) + ")";
+      for (float x : *d)
+        if (!(std::isfinite(x) && x > 0.0f)) return std::string(name) + " must be finite and positive";
+    }
+  }
   return validate_layout(layout, batch, seqlen_q, seqlen_k);  // empty layout: nothing to check
 }
 

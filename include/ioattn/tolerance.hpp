@@ -5,6 +5,10 @@
 // ref64 is the float64 reference, baseline the naive computation in the same precision as `out`
 // (reference/naive.hpp), factor = 2 for forward outputs and 3 for gradients, and
 // floor = kFloorUlps * u * max(1, max|ref64|) with u the unit roundoff of the input dtype.
+// FP8 problems pass their output dtype (AttnProblem::output_dtype(), bf16 or fp16; for every other
+// dtype it is the input dtype): ref64 is computed on the same FP8 inputs (dequantized), so FP8's own
+// rounding of Q, K, V is in neither error, and the baseline (forward_naive) carries the rounding of
+// P to e4m3; the floor is that of O's last rounding, 8 u_bf16 = 2^-5 (fp16: 2^-8) times max(1, max|O|).
 // The rule adapts to the problem: a shape whose naive computation is itself inaccurate (long rows,
 // large logits) gets a wider bound, a benign one a tight bound, and no tolerance is hand-tuned.
 //

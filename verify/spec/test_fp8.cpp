@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 
 #include <gtest/gtest.h>
 
 #include "ioattn/fp8.hpp"
+#include "ioattn/problem.hpp"
 
 using namespace ioattn;
 
@@ -42,7 +44,8 @@ TEST(Fp8, KnownValues) {
   EXPECT_EQ(fp8_decode(0x01, Fp8Format::e5m2), 0x1p-16f);
   EXPECT_EQ(fp8_decode(0x7C, Fp8Format::e5m2), kInf);
   EXPECT_EQ(fp8_decode(0xFC, Fp8Format::e5m2), -kInf);
-  for (uint8_t c : {0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF}) EXPECT_TRUE(std::isnan(fp8_decode(c, Fp8Format::e5m2)));
+  for (int c : {0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF})
+    EXPECT_TRUE(std::isnan(fp8_decode(static_cast<uint8_t>(c), Fp8Format::e5m2))) << c;
   EXPECT_TRUE(std::signbit(fp8_decode(0x80, Fp8Format::e4m3)));
   EXPECT_EQ(fp8_decode(0x80, Fp8Format::e4m3), 0.0f);
 }
@@ -139,4 +142,55 @@ TEST(Fp8, NaNStaysNaN) {
   EXPECT_EQ(fp8_encode(kNaN, Fp8Format::e5m2), 0x7E);
   EXPECT_EQ(fp8_encode(-kNaN, Fp8Format::e5m2), 0xFE);
   EXPECT_TRUE(std::isnan(fp8_round(kNaN, Fp8Format::e5m2)));
+}
+
+// The FP8 problem (problem.hpp): descales and the output dtype, refused with one line when bad.
+TEST(Fp8Problem, ValidateNamesTheConstraint) {
+  auto msg = [](const AttnProblem& p) { return p.validate().value_or("ok"); };
+  AttnProblem p;
+  p.heads_q = 4;
+  p.heads_kv = 2;
+  p.dtype = DType::fp8_e4m3;
+  EXPECT_EQ(msg(p), "ok");  // descales default to 1, O to bf16
+  EXPECT_EQ(p.output_dtype(), DType::bf16);
+  EXPECT_EQ(dtype_bytes(p.dtype), 1u);
+  p.fp8.out = DType::fp8_e4m3;
+  EXPECT_NE(msg(p).find("output dtype of an fp8 problem must be bf16 or fp16"), std::string::npos) << msg(p);
+  p.fp8.out = DType::fp32;
+  EXPECT_NE(msg(p).find("must be bf16 or fp16"), std::string::npos) << msg(p);
+  p.fp8.out = DType::fp16;
+  EXPECT_EQ(msg(p), "ok");
+  EXPECT_EQ(p.output_dtype(), DType::fp16);
+  for (float bad : {0.0f, -1.0f, kInf, kNaN}) {
+    p.fp8.k_descale = {bad};
+    EXPECT_EQ(msg(p), "k_descale must be finite and positive") << bad;
+  }
+  p.fp8.k_descale = {0.5f, 2.0f};  // per KV head
+  EXPECT_EQ(msg(p), "ok");
+  EXPECT_EQ(p.k_descale_of(1), 2.0f);
+  p.fp8.q_descale = {1.0f, 2.0f, 3.0f};
+  EXPECT_EQ(msg(p), "q_descale must have 1 value or heads_kv = 2 values (got 3)");
+  p.fp8.q_descale = {1.0f, 3.0f};
+  EXPECT_EQ(p.q_descale_of_head(0), 1.0f);  // query heads 0, 1 read KV head 0
+  EXPECT_EQ(p.q_descale_of_head(3), 3.0f);
+  p.fp8.v_descale = {4.0f};
+  EXPECT_EQ(p.v_descale_of(1), 4.0f);
+  EXPECT_EQ(msg(p), "ok");
+  p.dtype = DType::bf16;  // descales on a non-FP8 problem
+  EXPECT_EQ(msg(p), "descale factors and an output dtype apply to fp8 dtypes only (dtype is bf16)");
+  p.fp8 = {};
+  EXPECT_EQ(msg(p), "ok");
+  EXPECT_EQ(p.output_dtype(), DType::bf16);
+  EXPECT_EQ(p.q_descale_of_head(3), 1.0f);
+}
+
+TEST(Fp8Problem, NamesAndUnitRoundoff) {
+  EXPECT_EQ(parse_dtype("fp8_e4m3"), DType::fp8_e4m3);
+  EXPECT_EQ(parse_dtype("float8_e5m2"), DType::fp8_e5m2);
+  EXPECT_EQ(dtype_name(DType::fp8_e5m2), "fp8_e5m2");
+  EXPECT_EQ(unit_roundoff(DType::fp8_e4m3), 0x1p-4);
+  EXPECT_EQ(unit_roundoff(DType::fp8_e5m2), 0x1p-3);
+  EXPECT_FALSE(is_fp8(DType::bf16));
+  EXPECT_EQ(dtype_bytes(DType::bf16), 2u);  // unchanged
+  EXPECT_EQ(dtype_bytes(DType::fp32), 4u);
 }
