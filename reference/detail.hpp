@@ -84,6 +84,9 @@ void check_inputs(const AttnProblem& p, const InputTensors<T>& in, bool need_do,
   if ((a == Algorithm::tiled_forward || a == Algorithm::tiled_backward) && !p.is_dense())
     throw ReferenceError("the tiled CPU algorithms take the dense layout only (got " + p.layout.describe() +
                          "); forward_f64, forward_naive and the naive backwards compute packed and paged layouts");
+  if (is_fp8(p.dtype) && a != Algorithm::naive_forward)
+    throw ReferenceError("fp8 inputs: only the forward definition (forward_f64, forward_naive) is defined, "
+                         "no tiled algorithm or backward");
   if (auto e = memory_error(p, a)) throw ReferenceError(*e);
   auto size_is = [](const std::vector<T>& v, int64_t n, const char* name) {
     if (static_cast<int64_t>(v.size()) != n)

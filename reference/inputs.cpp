@@ -31,6 +31,23 @@ Inputs make_inputs(const AttnProblem& p, uint64_t seed, InputOptions opt) {
   // scale * q.k is a sum of d products of two N(0, a^2) variables: its std is scale * sqrt(d) * a^2.
   const double a = std::sqrt(opt.logit_std / (p.softmax_scale() * std::sqrt(double(p.head_dim))));
   Inputs in;
+  if (is_fp8(p.dtype)) {  // the real inputs X ~ N(0, a^2) quantized: code = fp8(X / descale)
+    auto quantize = [&](std::vector<float> x, int64_t heads, auto descale_of) {
+      for (size_t e = 0; e < x.size(); ++e) {
+        const auto h = static_cast<int64_t>(e / static_cast<size_t>(p.head_dim)) % heads;
+        x[e] = round_to(p.dtype, x[e] / descale_of(h));
+      }
+      return x;
+    };
+    in.q = quantize(normal_tensor(p.q_elems(), a, seed, 1, DType::fp32), p.heads_q,
+                    [&](int64_t h) { return p.q_descale_of_head(h); });
+    in.k = quantize(normal_tensor(p.kv_elems(), a, seed, 2, DType::fp32), p.heads_kv,
+                    [&](int64_t h) { return p.k_descale_of(h); });
+    in.v = quantize(normal_tensor(p.kv_elems(), opt.v_std, seed, 3, DType::fp32), p.heads_kv,
+                    [&](int64_t h) { return p.v_descale_of(h); });
+    in.d_o = normal_tensor(p.q_elems(), opt.do_std, seed, 4, p.output_dtype());  // no FP8 backward
+    return in;
+  }
   in.q = normal_tensor(p.q_elems(), a, seed, 1, p.dtype);
   in.k = normal_tensor(p.kv_elems(), a, seed, 2, p.dtype);
   in.v = normal_tensor(p.kv_elems(), opt.v_std, seed, 3, p.dtype);

@@ -206,10 +206,81 @@ GradResult<T> backward_impl(const AttnProblem& p, const InputTensors<TI>& in,
   return g;
 }
 
+// FP8 inputs (dtype fp8_e4m3 / fp8_e5m2): Q, K, V hold FP8 values; the problem's inputs are
+// them times the descales (problem.hpp). For one (batch, head), qd, kd, vd its descales:
+//   T = double, the definition on the dequantized inputs:
+//     S = (Q K^T) * (scale qd kd),  P~ = exp(S - m),  l = sum P~,  O = (P~ V) * (vd / l)
+//     = softmax(scale (qd Q)(kd K)^T) (vd V), with no rounding anywhere.
+//   T = float, the same-precision baseline, rounding where an FP8 kernel (FlashAttention-3's) does:
+//     - S: fp32 accumulation of the FP8 products, times one fp32 factor scale * qd * kd;
+//     - P~ = exp(S - m) in fp32, rounded to e4m3 for the P V matmul (whatever the input format:
+//       P <= 1 needs precision, not range). P~ is not normalized and gets no scale: its row maximum
+//       is exactly 1, so it uses the top of e4m3's range; a normalized P (~1/N on a flat row) would
+//       fall below e4m3's smallest subnormal (2^-9) for N > 1000. Entries below 2^-10 round to 0;
+//     - l = sum of the unrounded fp32 P~ (the kernel's row sum);
+//     - O = fp32 accumulation of P~_e4m3 V, times vd / l in fp32, rounded to the output dtype.
+// The kernel's online softmax rescales by a running maximum; the baseline takes the row's final
+// maximum (the FP8 rounding of P~ then differs by where each tile's maximum was; both are the
+// same e4m3 precision). LSE = m + log(l), in T.
+template <class T, class TI>
+ForwardResult<T> forward_fp8_impl(const AttnProblem& p, const InputTensors<TI>& in) {
+  detail::check_inputs(p, in, /*need_do=*/false, Algorithm::naive_forward);
+  ForwardResult<T> out;
+  out.o.assign(static_cast<size_t>(p.q_elems()), T(0));
+  out.lse.assign(static_cast<size_t>(p.lse_elems()), T(0));
+  const MaskSpec mask = p.mask();
+#pragma omp parallel for collapse(2) schedule(dynamic)
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t h = 0; h < p.heads_q; ++h) {
+      const int64_t hk = p.kv_head_of(h);
+      const MatR<T> q = q_dense<T>(p, in.q, b, h);   // (Nq, d), FP8 values
+      const MatR<T> k = kv_dense<T>(p, in.k, b, hk);  // (Nk, d)
+      const MatR<T> v = kv_dense<T>(p, in.v, b, hk);  // (Nk, d)
+      MatR<T> s(p.seqlen_q, p.seqlen_k);              // (Nq, Nk): S, then P~
+      if constexpr (std::is_same_v<T, float>) {
+        const float factor = static_cast<float>(p.softmax_scale()) * p.q_descale_of_head(h) * p.k_descale_of(hk);
+        detail::scores_f32(q.data(), q.outerStride(), k.data(), k.outerStride(), p.seqlen_q, p.seqlen_k,
+                           p.head_dim, factor, s.data(), s.outerStride());
+      } else {
+        const double factor = p.softmax_scale() * double{p.q_descale_of_head(h)} * double{p.k_descale_of(hk)};
+        s.noalias() = (q * k.transpose()) * factor;
+      }
+      VecX<T> row_factor(p.seqlen_q);  // vd / l, 0 for a fully masked row
+      for (int64_t i = 0; i < p.seqlen_q; ++i) {
+        auto row = s.row(i);
+        const int64_t lo = mask.key_begin(i), hi = mask.key_end(i);
+        const T m = hi > lo ? row.segment(lo, hi - lo).maxCoeff() : kNegInf<T>;
+        if (m == kNegInf<T>) {  // fully masked row: O = 0, LSE = -inf
+          row.setZero();
+          row_factor(i) = T(0);
+          out.lse[p.lse_offset(b, h, i)] = kNegInf<T>;
+          continue;
+        }
+        detail::exp_visible(row, row, lo, hi, m);  // P~, masked entries exactly 0
+        const T l = row.sum();
+        out.lse[p.lse_offset(b, h, i)] = m + std::log(l);
+        row_factor(i) = static_cast<T>(p.v_descale_of(hk)) / l;
+        if constexpr (std::is_same_v<T, float>)
+          for (int64_t j = lo; j < hi; ++j) row(j) = fp8_round(row(j), Fp8Format::e4m3);
+      }
+      MatR<T> o = s * v;                      // (Nq, d)
+      o = row_factor.asDiagonal() * o;        // times vd / l per row
+      round_mat(p.output_dtype(), o);
+      detail::q_head(p, out.o, b, h) = o;
+    }
+  }
+  return out;
+}
+
 // Packed and paged layouts: each sequence gathered into a dense problem, then the same code
 // (by_sequence.hpp).
 template <class T, class TI>
 ForwardResult<T> forward_any(const AttnProblem& p, const InputTensors<TI>& in) {
+  if (is_fp8(p.dtype)) {
+    if (p.is_dense()) return forward_fp8_impl<T>(p, in);
+    return detail::forward_by_sequence<T>(
+        p, in, [](const AttnProblem& sp, const InputTensors<TI>& s) { return forward_fp8_impl<T>(sp, s); });
+  }
   if (p.is_dense()) return forward_impl<T>(p, in);
   return detail::forward_by_sequence<T>(
       p, in, [](const AttnProblem& sp, const InputTensors<TI>& s) { return forward_impl<T>(sp, s); });

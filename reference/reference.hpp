@@ -20,6 +20,9 @@
 //
 // Tensors are host std::vector<float> in the BSHD layout of ioattn/problem.hpp, holding values
 // exactly representable in problem.dtype (round.hpp). LSE is (batch, heads_q, seqlen_q).
+// FP8 dtypes (forward only): Q, K, V hold the FP8 values (the floats of the codes, unscaled) and
+// the descales and output dtype come from problem.fp8; forward_f64 and forward_naive compute them
+// (naive.cpp, "FP8 inputs"), every other function refuses them with one line.
 // A fully masked row gives O = 0 and LSE = -inf in every function, never NaN; its gradients are 0.
 //
 // Preconditions (checked first, in every function): problem.validate(); tensor sizes match the

@@ -7,6 +7,8 @@
 //   fp32 : identity
 //   fp16 : float -> Eigen::half     -> float   (11 significand bits, max 65504, overflow -> inf)
 //   bf16 : float -> Eigen::bfloat16 -> float   ( 8 significand bits, fp32 exponent range)
+//   fp8_e4m3, fp8_e5m2 : float -> code -> float (ioattn/fp8.hpp: nearest-even, saturating to the
+//          max finite value as __NV_SATFINITE does; neither Eigen nor the standard library has FP8)
 //
 // The same-precision baseline and the tiled algorithms call round_to() exactly where a real
 // low-precision implementation converts: the inputs, the probabilities P before P·V, the outputs.
@@ -18,6 +20,7 @@
 #include <Eigen/Core>
 
 #include "ioattn/dtype.hpp"
+#include "ioattn/fp8.hpp"
 
 namespace ioattn::ref {
 
@@ -26,6 +29,8 @@ inline float round_to(DType t, float x) {
     case DType::fp32: return x;
     case DType::fp16: return static_cast<float>(Eigen::half(x));
     case DType::bf16: return static_cast<float>(Eigen::bfloat16(x));
+    case DType::fp8_e4m3: return fp8_round(x, Fp8Format::e4m3);
+    case DType::fp8_e5m2: return fp8_round(x, Fp8Format::e5m2);
   }
   return x;
 }
