@@ -17,6 +17,15 @@
 //       (key=value pairs joined by ';', always these keys in this order); NULL when refused
 //   int ioattn_kernel_count(); const char* ioattn_kernel_name(int i);
 //   const char* ioattn_kernel_info(int i): "strategy;dtypes;head_dims;tiles;idea"
+//   int ioattn_forward_paged(...problem fields..., scale, br, bc, splits, int64 page_size,
+//                            int64 num_pages, int64 max_pages, block_table_host, seqused_k_host,
+//                            block_table, seqused_k, q, k, v, o, lse, stream)
+//       a paged KV cache (ioattn/layout.hpp): k, v are (num_pages, page_size, heads_kv, d); the
+//       int32 tables (block_table (batch, max_pages) row-major, seqused_k (batch)) are given twice,
+//       as host copies (validated here: every used slot a page, no page in two slots, seqused_k
+//       <= seqlen_k, which is max_seqlen_k) and as device pointers of the same values (what the
+//       kernel reads; non-null, 4-byte aligned); q, o, lse dense as in ioattn_forward. Only variants
+//       whose registry line declares paged_kv take it; the others refuse it (code 2).
 //
 // Backward (backward_registry(), backward.hpp; `kernel` names a backward variant):
 //   int ioattn_backward(...problem fields..., double scale (<= 0: 1/sqrt(d)), int br, int bc,
@@ -192,6 +201,7 @@ struct Fields {
   int causal;
   int64_t window_left, window_right;
   double scale;  // <= 0: 1/sqrt(head_dim)
+  const ioattn::BatchLayout* layout = nullptr;  // null: dense
 };
 
 // What every entry point receives, once checked: the variant, the problem, the options.
@@ -235,7 +245,8 @@ std::optional<std::string> make_request(const Fields& f, const typename Ladder<I
   p.window_left = f.window_left;
   p.window_right = f.window_right;
   if (f.scale > 0) p.scale = f.scale;
-  if (auto e = p.validate()) return e;  // sizes >= 1, heads_q % heads_kv == 0, windows, caps
+  if (f.layout) p.layout = *f.layout;
+  if (auto e = p.validate()) return e;  // sizes >= 1, heads_q % heads_kv == 0, windows, caps, tables
   r.opt = opt;
   if (auto e = r.info->supports(p, r.opt)) return named(*r.info, *e);
   return std::nullopt;
@@ -277,7 +288,7 @@ std::optional<std::string> check_buffers(std::initializer_list<Buffer> inputs, s
       if (!b.ptr) return std::string(b.name) + " must be a device pointer (got null)";
       if (reinterpret_cast<std::uintptr_t>(b.ptr) % b.align != 0)
         return std::string(b.name) + " must be " + std::to_string(b.align) + "-byte aligned" +
-               (b.align == 4 ? " (fp32)" : " (the matrix-core variants load 16 bytes at a time)");
+               (b.align == 4 ? " (4-byte fp32 / int32 elements)" : " (the matrix-core variants load 16 bytes at a time)");
     }
   for (auto out = outputs.begin(); out != outputs.end(); ++out) {
     for (auto other = outputs.begin(); other != out; ++other)
@@ -357,6 +368,62 @@ int ioattn_forward(const char* kernel, int64_t batch, int64_t heads_q, int64_t h
   const std::size_t ws_bytes = r.info->workspace_bytes(p, r.opt);
   if (auto e = g_fwd_ws.reserve(ws_bytes)) return fail(3, named(*r.info, *e));
   if (auto e = r.info->launch(p, {q, k, v, o, lse}, r.opt, ws_bytes ? g_fwd_ws.ptr : nullptr, stream))
+    return fail(3, named(*r.info, *e));
+  return 0;
+}
+
+// A paged KV cache's layout from the C arguments; nullopt when every size check passed, else the line.
+std::optional<std::string> paged_layout(int64_t batch, int64_t page_size, int64_t num_pages, int64_t max_pages,
+                                        const int32_t* table_host, const int32_t* seqused_host,
+                                        ioattn::BatchLayout& l) {
+  using ioattn::kMaxTokens;
+  if (page_size < 1 || page_size > kMaxTokens)
+    return "page_size must be in [1, " + std::to_string(kMaxTokens) + "] (got " + std::to_string(page_size) + ")";
+  if (num_pages < 1 || num_pages > kMaxTokens)
+    return "num_pages must be in [1, " + std::to_string(kMaxTokens) + "] (got " + std::to_string(num_pages) + ")";
+  if (batch < 1 || max_pages < 1 || max_pages > kMaxTokens / batch)
+    return "max_pages must be >= 1 and batch * max_pages <= " + std::to_string(kMaxTokens) + " (got batch " +
+           std::to_string(batch) + ", max_pages " + std::to_string(max_pages) + ")";
+  if (!table_host || !seqused_host)
+    return std::string("block_table_host and seqused_k_host must be host copies of the tables (got null)");
+  l.page_size = page_size;
+  l.num_pages = num_pages;
+  l.max_pages = max_pages;
+  l.block_table.assign(table_host, table_host + batch * max_pages);
+  l.seqused_k.assign(seqused_host, seqused_host + batch);
+  return std::nullopt;
+}
+
+int ioattn_forward_paged(const char* kernel, int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t seqlen_q,
+                         int64_t seqlen_k, int64_t head_dim, const char* dtype, int causal, int64_t window_left,
+                         int64_t window_right, double scale, int br, int bc, int splits, int64_t page_size,
+                         int64_t num_pages, int64_t max_pages, const int32_t* block_table_host,
+                         const int32_t* seqused_k_host, const int32_t* block_table, const int32_t* seqused_k,
+                         const void* q, const void* k, const void* v, void* o, float* lse, void* stream) {
+  ioattn::BatchLayout layout;
+  if (auto e = paged_layout(batch, page_size, num_pages, max_pages, block_table_host, seqused_k_host, layout))
+    return fail(2, *e);
+  Request<KernelInfo> r;
+  if (auto e = make_request<KernelInfo>({kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype,
+                                         causal, window_left, window_right, scale, &layout},
+                                        {br, bc, splits}, r))
+    return fail(2, *e);
+  const AttnProblem& p = r.p;
+  const std::size_t table_bytes = layout.block_table.size() * sizeof(int32_t);
+  const std::size_t used_bytes = layout.seqused_k.size() * sizeof(int32_t);
+  if (auto e = check_buffers({{"q", q, q_bytes(p), 16},
+                              {"k", k, kv_bytes(p), 16},
+                              {"v", v, kv_bytes(p), 16},
+                              {"block_table", block_table, table_bytes, 4},
+                              {"seqused_k", seqused_k, used_bytes, 4}},
+                             {{"o", o, q_bytes(p), 16}, {"lse", lse, lse_bytes(p), 4}}))
+    return fail(2, *e);
+  const std::size_t ws_bytes = r.info->workspace_bytes(p, r.opt);
+  if (auto e = g_fwd_ws.reserve(ws_bytes)) return fail(3, named(*r.info, *e));
+  ioattn::kernels::DeviceTensors t{q, k, v, o, lse};
+  t.block_table = block_table;
+  t.seqused_k = seqused_k;
+  if (auto e = r.info->launch(p, t, r.opt, ws_bytes ? g_fwd_ws.ptr : nullptr, stream))
     return fail(3, named(*r.info, *e));
   return 0;
 }

@@ -30,14 +30,29 @@ struct DeviceRun::Impl {
   KernelOptions opt;
   void *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *ws = nullptr;
   float* lse = nullptr;
+  // The layout's tables (ioattn/layout.hpp), uploaded by create(); null when the layout has none.
+  int32_t *cu_q = nullptr, *cu_k = nullptr, *table = nullptr, *seqused = nullptr;
   std::size_t ws_bytes = 0;
   std::size_t elem = 4;
 
   ~Impl() {
-    for (void* ptr : {q, k, v, o, ws, static_cast<void*>(lse)})
+    for (void* ptr : {q, k, v, o, ws, static_cast<void*>(lse), static_cast<void*>(cu_q), static_cast<void*>(cu_k),
+                      static_cast<void*>(table), static_cast<void*>(seqused)})
       if (ptr) (void)hipFree(ptr);
   }
-  DeviceTensors tensors() const { return {q, k, v, o, lse}; }
+  DeviceTensors tensors() const { return {q, k, v, o, lse, cu_q, cu_k, table, seqused}; }
+  std::size_t table_bytes() const {
+    const BatchLayout& l = p.layout;
+    return (l.cu_seqlens_q.size() + l.cu_seqlens_k.size() + l.block_table.size() + l.seqused_k.size()) *
+           sizeof(int32_t);
+  }
+  // One table to the device (nothing when it is empty: the pointer stays null).
+  static LaunchStatus upload_table(int32_t*& dst, const std::vector<int32_t>& src) {
+    if (src.empty()) return std::nullopt;
+    IOATTN_CHECK(hipMalloc(reinterpret_cast<void**>(&dst), src.size() * sizeof(int32_t)));
+    IOATTN_CHECK(hipMemcpy(dst, src.data(), src.size() * sizeof(int32_t), hipMemcpyHostToDevice));
+    return std::nullopt;
+  }
   std::size_t q_bytes() const { return static_cast<std::size_t>(p.q_elems()) * elem; }
   std::size_t kv_bytes() const { return static_cast<std::size_t>(p.kv_elems()) * elem; }
   std::size_t lse_bytes() const { return static_cast<std::size_t>(p.lse_elems()) * sizeof(float); }
@@ -70,7 +85,11 @@ std::unique_ptr<DeviceRun> DeviceRun::create(const KernelInfo& kernel, const Att
     IOATTN_CHECK(hipMalloc(&m.o, m.q_bytes()));
     IOATTN_CHECK(hipMalloc(&m.lse, m.lse_bytes()));
     if (m.ws_bytes) IOATTN_CHECK(hipMalloc(&m.ws, m.ws_bytes));
-    return std::nullopt;
+    const BatchLayout& l = m.p.layout;
+    if (auto e = Impl::upload_table(m.cu_q, l.cu_seqlens_q)) return e;
+    if (auto e = Impl::upload_table(m.cu_k, l.cu_seqlens_k)) return e;
+    if (auto e = Impl::upload_table(m.table, l.block_table)) return e;
+    return Impl::upload_table(m.seqused, l.seqused_k);
   }();
   if (status) return nullptr;
   return run;
@@ -122,7 +141,7 @@ LaunchStatus DeviceRun::time(int warmup, int iters, Timing& out) {
 
 std::size_t DeviceRun::device_bytes() const {
   const Impl& m = *impl_;
-  return 2 * m.q_bytes() + 2 * m.kv_bytes() + m.lse_bytes() + m.ws_bytes;
+  return 2 * m.q_bytes() + 2 * m.kv_bytes() + m.lse_bytes() + m.ws_bytes + m.table_bytes();
 }
 
 }  // namespace ioattn::kernels

@@ -35,14 +35,16 @@ struct Timing {
 // wanted; every run() poisons the outputs first.
 class DeviceRun {
  public:
-  // Checks kernel.supports(p, opt) and allocates Q, K, V, O, LSE and the workspace.
+  // Checks kernel.supports(p, opt), allocates Q, K, V, O, LSE and the workspace, and uploads the
+  // layout's tables (DeviceTensors: cu_seqlens, block_table, seqused_k) when it has any.
   static std::unique_ptr<DeviceRun> create(const KernelInfo& kernel, const AttnProblem& p,
                                            const KernelOptions& opt, LaunchStatus& status);
   ~DeviceRun();
   DeviceRun(const DeviceRun&) = delete;
   DeviceRun& operator=(const DeviceRun&) = delete;
 
-  // q, k, v in BSHD, sizes p.q_elems(), p.kv_elems(), p.kv_elems(); rounded to the dtype.
+  // q, k, v in BSHD (or the layout's packed / paged tensors), sizes p.q_elems(), p.kv_elems(),
+  // p.kv_elems(); rounded to the dtype.
   LaunchStatus upload(const std::vector<float>& q, const std::vector<float>& k,
                       const std::vector<float>& v);
   // Poison O, LSE, workspace with NaN, launch, synchronize, check the error.
@@ -54,7 +56,7 @@ class DeviceRun {
   // One launch (outputs poisoned first) between hipProfilerStart/Stop: what `ncu
   // --profile-from-start off` measures, without the poisoning memsets or the timing loop.
   LaunchStatus profile_once();
-  // Bytes of device memory this run holds (inputs, outputs, workspace).
+  // Bytes of device memory this run holds (inputs, outputs, workspace, layout tables).
   std::size_t device_bytes() const;
 
  private:

@@ -29,9 +29,11 @@
 // clang-format on
 
 // The layout table: variants that read packed (varlen) or paged layouts besides dense BSHD
-// (LayoutSupport, launch.hpp), one line each, X(id, varlen, paged_kv). None does yet; every other
-// variant is refused such a problem by its registry entry.
-#define IOATTN_LAYOUT_SUPPORT(X)
+// (LayoutSupport, launch.hpp), one line each, X(id, varlen, paged_kv); every other variant is
+// refused such a problem by its registry entry.
+//   v07_decode_splitkv  paged KV (K/V through the block table, seqused_k per sequence); dense Q only
+#define IOATTN_LAYOUT_SUPPORT(X) \
+  X(v07_decode_splitkv, false, true)
 
 namespace ioattn::kernels {
 

@@ -37,6 +37,13 @@
 // python/ioattn.py does, keeps choosing v05/v06); any Nk >= 1, causal (bottom-right), sliding
 // windows, GQA/MQA/MHA; LSE out; fully masked rows give O = 0, LSE = -inf. No --br/--bc (the tile
 // follows from G * Nq); --splits 1..128.
+// Paged KV cache (ioattn/layout.hpp; declared in registry.cpp's layout table): K and V are
+// (num_pages, page_size, Hkv, d), any page_size >= 1; each 16-byte copy maps its key through the
+// block table (a row never straddles a page, a stage's keys may), sequence b has seqused_k[b] keys
+// (0 allowed: O = 0, LSE = -inf) and its own bottom-right causal diagonal and window. Q stays dense
+// (batch, seqlen_q, Hq, d): packed (varlen) queries or keys are refused. The tile, split count and
+// grid come from seqlen_k (max_seqlen_k), so short sequences of a long batch leave splits empty.
+// The table read per copy is not tuned (no page-granular fast path).
 // Tiles (NVIDIA, chosen by R; Br packed rows, W_M x W_N warps, kMT 16-row atoms per warp, Bc keys
 // per warp, 3 stages): R <= 16: 16 rows, 1x4 warps, Bc 16 (64 keys per stage); R <= 32: 32 rows,
 // 1x4, kMT 2; R <= 64: 64 rows, 2x2, kMT 2, Bc 32; more: 128 rows, 4x1, kMT 2, Bc 32. d = 256:
@@ -50,6 +57,7 @@
 // Measured on the H200: passes the GPU suite, memcheck and racecheck (2026-12-01); a first decode
 // run (one sample, --quick) is experiments/results/h200/2026-12-01_02eaf49_backward_decode/decode.log:
 // below the copy ceiling and below cuDNN, not yet tuned.
+// Paged: ioattn run --kernel v07_decode_splitkv --seqlen-q 1 --seqlens-k 4096,0,17 --page-size 16 --shuffle-pages --heads-q 32 --heads-kv 8 --head-dim 128 --dtype bf16 --check
 // Run: ioattn run --kernel v07_decode_splitkv --batch 16 --heads-q 32 --heads-kv 8 --seqlen-q 1 --seqlen-k 8192 --head-dim 128 --dtype bf16 --check
 #include <algorithm>
 #include <cmath>
@@ -100,18 +108,41 @@ struct DecodeTile {
 // Lazy rescaling threshold, in exp2 units: P <= 2^8 before normalization (v05's argument).
 constexpr float kLazyLog2 = 8.0f;
 
-// Rows [k0, k0 + kRows) of one head of K or V (row stride `stride`) into shared rows of kLd
-// elements; rows >= k_end are zero-filled and never read from global.
-template <class Tl, int kRows, class T>
-__device__ inline void load_kv_rows(T* s, const T* g, int64_t stride, int k0, int k_end, int tid) {
+// A paged KV cache as the kernel reads it (ioattn/layout.hpp): key j of sequence b is cache row
+// table[b * max_pages + j / page_size] * page_size + j % page_size, and sequence b has seqused[b]
+// keys. page_size 0: dense K/V (the pointers are then unused).
+struct PagedKv {
+  const int32_t* table = nullptr;    // (batch, max_pages), row-major
+  const int32_t* seqused = nullptr;  // (batch)
+  int page_size = 0;
+  int64_t max_pages = 0;
+};
+
+// Keys [k0, k0 + kRows) of one head of K or V into shared rows of kLd elements; keys >= k_end are
+// zero-filled and never read from global. Dense (kPaged false): key j is row j of the sequence, at
+// g + j * stride. Paged: key j is cache row page_row[j / page_size] * page_size + j % page_size
+// (page_row: the sequence's block-table row; g: the head's column of cache row 0). Each 16-byte
+// copy is one chunk of one key's row, and a page holds whole rows, so no copy straddles a page;
+// the keys of one stage may span several pages, each chunk mapping its own key. Table entries of
+// keys >= k_end (slots past the sequence's pages, possibly -1) are never read.
+template <class Tl, int kRows, bool kPaged, class T>
+__device__ inline void load_kv_rows(T* s, const T* g, int64_t stride, int k0, int k_end, int tid,
+                                    const int32_t* page_row, int page_size) {
   constexpr int kTotal = kRows * Tl::kChunks;
 #pragma unroll
   for (int it = 0; it < (kTotal + Tl::kThreads - 1) / Tl::kThreads; ++it) {
     const int c = tid + it * Tl::kThreads;
     if (kTotal % Tl::kThreads != 0 && c >= kTotal) break;
     const int r = c / Tl::kChunks, ch = c % Tl::kChunks;
-    const bool valid = k0 + r < k_end;
-    frag::async_copy_16(s + r * Tl::kLd + ch * 8, g + (valid ? (k0 + r) * stride : 0) + ch * 8, valid);  // HBM read: 16 B
+    const int j = k0 + r;
+    const bool valid = j < k_end;
+    int64_t row = 0;
+    if constexpr (kPaged) {
+      if (valid) row = int64_t{page_row[j / page_size]} * page_size + j % page_size;
+    } else {
+      row = valid ? j : 0;
+    }
+    frag::async_copy_16(s + r * Tl::kLd + ch * 8, g + row * stride + ch * 8, valid);  // HBM read: 16 B
   }
 }
 
@@ -127,9 +158,11 @@ __device__ inline void load_kv_rows(T* s, const T* g, int64_t stride, int k0, in
 // blockIdx.x = ((b * Hkv + h_kv) * splits + split) * row_tiles + row_tile.
 // splits == 1: writes O (B, Nq, Hq, d) and LSE. splits > 1: writes split's O_s (fp32, normalized
 // over its keys) and LSE_s into the partials (splitkv_combine.hpp), for every row of the tile.
-template <class T, class Tl>
+// kPaged: K and V are a paged cache read through pk (PagedKv above); sequence b then has
+// pk.seqused[b] keys and its own bottom-right causal alignment and window (mask.seqlen_k).
+template <class T, class Tl, bool kPaged>
 __global__ void __launch_bounds__(Tl::kThreads, 1)
-decode_splitkv_kernel(AttnView a, int splits, int row_tiles, const T* __restrict__ g_Q_all,
+decode_splitkv_kernel(AttnView a, PagedKv pk, int splits, int row_tiles, const T* __restrict__ g_Q_all,
                       const T* __restrict__ g_K_all, const T* __restrict__ g_V_all, T* __restrict__ g_O_all,
                       float* __restrict__ g_LSE, float* __restrict__ g_Opart, float* __restrict__ g_LSEpart) {
   constexpr int kD = Tl::kD, kBr = Tl::kBr, kBc = Tl::kBc, kLd = Tl::kLd, kStages = Tl::kStages;
@@ -160,7 +193,12 @@ decode_splitkv_kernel(AttnView a, int splits, int row_tiles, const T* __restrict
 
   // Keys the tile's rows see, [kb, ke); this split's share of them, [k_lo, k_hi), a multiple of
   // the stage's keys long (the last split may be shorter, later ones empty).
-  const MaskSpec& mask = a.mask;
+  MaskSpec mask = a.mask;
+  const int32_t* page_row = nullptr;  // paged: this sequence's block-table row
+  if constexpr (kPaged) {
+    mask.seqlen_k = pk.seqused[b];  // this sequence's keys: its causal diagonal and window edges
+    page_row = pk.table + b * pk.max_pages;
+  }
   const int kb = static_cast<int>(mask.block_key_begin(q0, q1));
   const int ke = max(kb, static_cast<int>(mask.block_key_end(q0, q1)));
   const int per_split = ((ke - kb + splits - 1) / splits + kKeys - 1) / kKeys * kKeys;
@@ -168,8 +206,10 @@ decode_splitkv_kernel(AttnView a, int splits, int row_tiles, const T* __restrict
   const int n_tiles = (k_hi - k_lo + kKeys - 1) / kKeys;
 
   const int64_t kv_stride = a.kv_row_stride();
-  const T* g_K = g_K_all + a.kv_offset(b, 0, hk);  // key j at + j * kv_stride
-  const T* g_V = g_V_all + a.kv_offset(b, 0, hk);
+  // Dense: key j at g_K + j * kv_stride. Paged: cache row r at g_K + r * kv_stride (load_kv_rows).
+  const int64_t kv_base = kPaged ? hk * a.head_dim : a.kv_offset(b, 0, hk);
+  const T* g_K = g_K_all + kv_base;
+  const T* g_V = g_V_all + kv_base;
 
   // Prologue: Q (one commit group), then the first kStages-1 K/V stages, one group each.
   for (int c = tid; c < kBr * Tl::kChunks; c += Tl::kThreads) {
@@ -183,8 +223,8 @@ decode_splitkv_kernel(AttnView a, int splits, int row_tiles, const T* __restrict
   for (int st = 0; st < kStages - 1; ++st) {
     if (st < n_tiles) {
       const int k0 = k_lo + st * kKeys;
-      load_kv_rows<Tl, kKeys>(s_K + st * kKeys * kLd, g_K, kv_stride, k0, k_hi, tid);  // HBM read: K
-      load_kv_rows<Tl, kKeys>(s_V + st * kKeys * kLd, g_V, kv_stride, k0, k_hi, tid);  // HBM read: V
+      load_kv_rows<Tl, kKeys, kPaged>(s_K + st * kKeys * kLd, g_K, kv_stride, k0, k_hi, tid, page_row, pk.page_size);  // HBM read: K
+      load_kv_rows<Tl, kKeys, kPaged>(s_V + st * kKeys * kLd, g_V, kv_stride, k0, k_hi, tid, page_row, pk.page_size);  // HBM read: V
     }
     frag::async_commit();  // possibly empty: keeps the group count uniform
   }
@@ -237,8 +277,8 @@ decode_splitkv_kernel(AttnView a, int splits, int row_tiles, const T* __restrict
       const int jn = j + kStages - 1;  // refill the stage j-1 used
       if (jn < n_tiles) {
         const int sn = jn % kStages, k0 = k_lo + jn * kKeys;
-        load_kv_rows<Tl, kKeys>(s_K + sn * kKeys * kLd, g_K, kv_stride, k0, k_hi, tid);  // HBM read: K
-        load_kv_rows<Tl, kKeys>(s_V + sn * kKeys * kLd, g_V, kv_stride, k0, k_hi, tid);  // HBM read: V
+        load_kv_rows<Tl, kKeys, kPaged>(s_K + sn * kKeys * kLd, g_K, kv_stride, k0, k_hi, tid, page_row, pk.page_size);  // HBM read: K
+        load_kv_rows<Tl, kKeys, kPaged>(s_V + sn * kKeys * kLd, g_V, kv_stride, k0, k_hi, tid, page_row, pk.page_size);  // HBM read: V
       }
       frag::async_commit();
     }
@@ -430,13 +470,13 @@ decode_splitkv_kernel(AttnView a, int splits, int row_tiles, const T* __restrict
 struct Config {
   int d, br, keys, stages;  // head dim, packed rows per CTA, keys per stage, stages
   const char* name;
-  LaunchStatus (*launch)(const AttnView&, const DeviceTensors&, DType, int splits, int row_tiles,
+  LaunchStatus (*launch)(const AttnView&, const PagedKv&, const DeviceTensors&, DType, int splits, int row_tiles,
                          const splitkv::Partials&, const Launcher&);
 };
 
 template <class Tl>
-LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, int splits, int row_tiles,
-                         const splitkv::Partials& w, const Launcher& L) {
+LaunchStatus launch_tile(const AttnView& a, const PagedKv& pk, const DeviceTensors& t, DType dt, int splits,
+                         int row_tiles, const splitkv::Partials& w, const Launcher& L) {
   const int64_t ctas = a.batch * a.heads_kv * splits * int64_t{row_tiles};
   const MainKernel main{.br = Tl::kBr, .bc = Tl::kKeys, .stages = Tl::kStages, .splits = splits,
                         .grid_order = "kv_splits_rows"};
@@ -444,10 +484,10 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, in
     if constexpr (sizeof(T) != 2) {
       return "v07_decode_splitkv: dtype must be fp16 or bf16";
     } else {
-      if (auto st = L.main(main, &decode_splitkv_kernel<T, Tl>, dim3(static_cast<unsigned>(ctas)), Tl::kThreads,
-                           Tl::kSmemBytes, a, splits, row_tiles, static_cast<const T*>(t.q),
-                           static_cast<const T*>(t.k), static_cast<const T*>(t.v), static_cast<T*>(t.o), t.lse,
-                           w.o, w.lse))
+      auto* kernel = pk.page_size > 0 ? &decode_splitkv_kernel<T, Tl, true> : &decode_splitkv_kernel<T, Tl, false>;
+      if (auto st = L.main(main, kernel, dim3(static_cast<unsigned>(ctas)), Tl::kThreads, Tl::kSmemBytes, a, pk,
+                           splits, row_tiles, static_cast<const T*>(t.q), static_cast<const T*>(t.k),
+                           static_cast<const T*>(t.v), static_cast<T*>(t.o), t.lse, w.o, w.lse))
         return st;
       if (splits == 1) return std::nullopt;  // O and LSE written by the main kernel
       return splitkv::launch_combine<T>(L, a, splits, w, static_cast<T*>(t.o), t.lse);
@@ -514,6 +554,8 @@ Plan plan_of(const AttnProblem& p, const KernelOptions& opt) {
 
 LaunchStatus v07_decode_splitkv_supports(const AttnProblem& p, const KernelOptions& opt) {
   if (auto e = p.validate()) return e;
+  if (p.layout.varlen_q() || p.layout.varlen_k())
+    return "v07_decode_splitkv: packed (varlen) queries or keys are not supported (dense or paged KV only)";
   if (p.dtype == DType::fp32)
     return "v07_decode_splitkv: dtype must be fp16 or bf16 (matrix cores take 16-bit inputs)";
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
@@ -545,7 +587,13 @@ LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptio
   const int splits = static_cast<int>(pl.splits);
   if (splits > 1 && workspace == nullptr && !L.describes())
     return "v07_decode_splitkv needs a workspace of workspace_bytes() (the split partials)";
-  return pl.c->launch(AttnView::of(p), t, p.dtype, splits, static_cast<int>(pl.row_tiles),
+  PagedKv pk;
+  if (p.layout.paged()) {
+    if (!L.describes() && (t.block_table == nullptr || t.seqused_k == nullptr))
+      return "v07_decode_splitkv: a paged KV cache needs the device block_table and seqused_k (DeviceTensors)";
+    pk = {t.block_table, t.seqused_k, static_cast<int>(p.layout.page_size), p.layout.max_pages};
+  }
+  return pl.c->launch(AttnView::of(p), pk, t, p.dtype, splits, static_cast<int>(pl.row_tiles),
                       splitkv::Partials::carve(workspace, p, splits), L);
 }
 }  // namespace

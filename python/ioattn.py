@@ -23,6 +23,13 @@ query row gives O = 0, LSE = -inf and zero gradients.
 
 Functions
   forward(q, k, v, kernel, causal, window, scale, br, bc, splits, out, lse) -> (o, lse)
+  forward_paged(q, k_cache, v_cache, block_table, seqused_k, kernel, causal, window, scale, splits,
+                max_seqlen_k, out, lse) -> (o, lse)
+      a paged KV cache: k_cache, v_cache (num_pages, page_size, Hkv, d); block_table int32
+      (B, max_pages), key j of sequence b in row j % page_size of page block_table[b, j // page_size];
+      seqused_k int32 (B,), the keys of each sequence (0 allowed: its rows give O = 0, LSE = -inf).
+      The tables are copied to the host once to be validated (a synchronization). Only variants that
+      declare paged KV take it (v07_decode_splitkv, the default).
   backward(q, k, v, o, lse, d_o, kernel, causal, window, scale, br, bc, dq, dk, dv) -> (dq, dk, dv)
       dQ, dK, dV have the shapes and dtype of q, k, v (dK, dV summed over the query heads of a GQA
       group); o, d_o like q; lse fp32 (B, Hq, Nq), as forward wrote it.
@@ -118,6 +125,13 @@ def _load():
         #  window_right) + scale, br, bc, splits + q, k, v, o, lse, stream
         lib.ioattn_forward.restype = ctypes.c_int
         lib.ioattn_forward.argtypes = _PROBLEM + [ctypes.c_double, i32, i32, i32, vp, vp, vp, vp, vp, vp]
+        if hasattr(lib, "ioattn_forward_paged"):  # absent from libraries built before it existed
+            # problem + scale, br, bc, splits + page_size, num_pages, max_pages + host block_table,
+            # host seqused_k, device block_table, device seqused_k + q, k, v, o, lse, stream
+            i64 = ctypes.c_int64
+            lib.ioattn_forward_paged.restype = ctypes.c_int
+            lib.ioattn_forward_paged.argtypes = (_PROBLEM + [ctypes.c_double, i32, i32, i32, i64, i64, i64]
+                                                 + [vp] * 4 + [vp] * 6)
         lib.ioattn_workspace_bytes.restype = ctypes.c_int64
         lib.ioattn_workspace_bytes.argtypes = _PROBLEM + [i32, i32, i32]
         if hasattr(lib, "ioattn_kernel_config"):  # absent from libraries built before it existed
@@ -512,6 +526,78 @@ def forward(q, k, v, kernel="v05_fa2_fast", causal=False, window=(-1, -1), scale
                                 int(bool(causal)), int(window[0]), int(window[1]),
                                 0.0 if scale is None else float(scale), int(br), int(bc), int(splits),
                                 q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(), stream)
+    if rc != 0:
+        raise IoattnError(rc, _last_error(lib))
+    return out, lse
+
+
+def forward_paged(q, k_cache, v_cache, block_table, seqused_k, kernel="v07_decode_splitkv", causal=False,
+                  window=(-1, -1), scale=None, splits=0, max_seqlen_k=None, out=None, lse=None):
+    """O, LSE of attention of dense queries q (B, Nq, Hq, d) over a paged KV cache.
+
+    k_cache, v_cache: (num_pages, page_size, Hkv, d), q's dtype and device; block_table: int32
+    (B, max_pages) on q's device, -1 (or any page) in slots a sequence does not use; seqused_k: int32
+    (B,) on q's device. max_seqlen_k: None (the largest seqused_k, at least 1) or an int >= it (the
+    kernel sizes its splits from it). Causal and windows are bottom-right aligned per sequence. The
+    tables are validated on a host copy (every used slot a page, no page in two slots, lengths that
+    fit): IoattnError(2) names the constraint. out, lse as in forward().
+    """
+    import torch
+
+    _need(isinstance(kernel, str), f"kernel must be a str naming a registered variant (got {type(kernel).__name__})")
+    _check_options(causal, window, scale)
+    _check_tiles(0, 0, splits)
+    for name, t in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)):
+        _need(isinstance(t, torch.Tensor), f"{name} must be a torch.Tensor (got {type(t).__name__})")
+        _need(t.layout == torch.strided, f"{name} must be a dense (strided) tensor (got {t.layout})")
+        _need(str(t.dtype) in _DTYPES, f"{name}.dtype must be float32, float16 or bfloat16 (got {t.dtype})")
+        _need(t.is_cuda, f"{name} must be a CUDA tensor (got device {t.device})")
+        _need(t.dim() == 4, f"{name} must have rank 4 (got shape {tuple(t.shape)})")
+        _need(all(s > 0 for s in t.shape), f"{name} must have no zero-size dimension (got shape {tuple(t.shape)})")
+    _need(q.dtype == k_cache.dtype == v_cache.dtype,
+          f"q, k_cache, v_cache must share one dtype (got {q.dtype}, {k_cache.dtype}, {v_cache.dtype})")
+    _need(q.device == k_cache.device == v_cache.device, "q, k_cache, v_cache must be on one device")
+    _need(k_cache.shape == v_cache.shape,
+          f"k_cache and v_cache must have the same shape (got {tuple(k_cache.shape)}, {tuple(v_cache.shape)})")
+    b, nq, hq, d = q.shape
+    num_pages, page_size, hkv, _ = k_cache.shape
+    _need(k_cache.shape[3] == d, f"head_dim of the cache ({k_cache.shape[3]}) must equal head_dim of q ({d})")
+    _need(hq % hkv == 0, f"heads_q ({hq}) must be divisible by heads_kv ({hkv})")
+    for name, t, rank in (("block_table", block_table, 2), ("seqused_k", seqused_k, 1)):
+        _need(isinstance(t, torch.Tensor), f"{name} must be a torch.Tensor (got {type(t).__name__})")
+        _need(t.dtype == torch.int32, f"{name}.dtype must be torch.int32 (got {t.dtype})")
+        _need(t.device == q.device, f"{name} must be on q's device {q.device} (got {t.device})")
+        _need(t.dim() == rank, f"{name} must have rank {rank} (got shape {tuple(t.shape)})")
+    _need(block_table.shape[0] == b and block_table.shape[1] >= 1,
+          f"block_table must have shape (batch = {b}, max_pages >= 1) (got {tuple(block_table.shape)})")
+    _need(tuple(seqused_k.shape) == (b,), f"seqused_k must have shape ({b},) (got {tuple(seqused_k.shape)})")
+    for name, t, shape, dtype in (("out", out, tuple(q.shape), q.dtype), ("lse", lse, (b, hq, nq), torch.float32)):
+        if t is not None:
+            _check_tensor(torch, name, t, shape, dtype, q.device, written=True, optional=True)
+    lib = _load()
+    _need(hasattr(lib, "ioattn_forward_paged"), "this libioattn_capi.so has no ioattn_forward_paged (rebuild it)")
+    with torch.cuda.device(q.device):
+        q, k_cache, v_cache = q.contiguous(), k_cache.contiguous(), v_cache.contiguous()
+        block_table, seqused_k = block_table.contiguous(), seqused_k.contiguous()
+        table_host, used_host = block_table.cpu(), seqused_k.cpu()  # validated by the C ABI
+        if max_seqlen_k is None:
+            max_seqlen_k = max(1, int(used_host.max()))
+        _need(_is_int(max_seqlen_k) and 1 <= max_seqlen_k <= _INT32_MAX,
+              f"max_seqlen_k must be None or an int >= 1 (got {max_seqlen_k!r})")
+        if out is None:
+            out = torch.empty(tuple(q.shape), device=q.device, dtype=q.dtype)
+        if lse is None:
+            lse = torch.empty((b, hq, nq), device=q.device, dtype=torch.float32)
+        _check_apart([("out", out), ("lse", lse)], [("q", q), ("k_cache", k_cache), ("v_cache", v_cache),
+                                                    ("block_table", block_table), ("seqused_k", seqused_k)])
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        rc = lib.ioattn_forward_paged(kernel.encode(), b, hq, hkv, nq, int(max_seqlen_k), d,
+                                      _DTYPES[str(q.dtype)].encode(), int(bool(causal)), int(window[0]),
+                                      int(window[1]), 0.0 if scale is None else float(scale), 0, 0, int(splits),
+                                      page_size, num_pages, block_table.shape[1], table_host.data_ptr(),
+                                      used_host.data_ptr(), block_table.data_ptr(), seqused_k.data_ptr(),
+                                      q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(), out.data_ptr(),
+                                      lse.data_ptr(), stream)
     if rc != 0:
         raise IoattnError(rc, _last_error(lib))
     return out, lse

@@ -44,6 +44,7 @@
 #include "coverage.hpp"
 #include "kernels/harness.hpp"
 #include "kernels/launch.hpp"
+#include "layouts.hpp"
 #include "property.hpp"
 
 namespace {
@@ -277,6 +278,16 @@ void determinism(Totals& t) {
 // most splits empty, weight 0 in the combine): each passes the error rule against the float64
 // reference, so any two split counts agree within the sum of their bounds; fully masked rows give
 // O = 0 and LSE = -inf exactly.
+// Paged KV caches (prop_paged_kv, after the decode shapes): for the variants whose registry entry
+// declares paged_kv, generated batches of 1..6 sequences with ragged key counts (0, 1, 2..17, 33..113,
+// 500..5000), dense queries (1, 2, 4, 7 or 16 per sequence), page sizes 1, 16, 7, 2..70 (rarely
+// dividing the lengths), shuffled block tables with spare pages and unused slots holding -1 or a
+// page index (never to be read), GQA 1/4/8, causal, windows, d 64/128/256, fp16/bf16: at the same
+// split counts as the decode shapes, O and LSE pass the error rule against the float64 reference of
+// the paged problem (which gathers the keys through the table: reference/by_sequence.hpp), and
+// every fully masked row (all rows of a sequence with 0 keys) is exactly O = 0, LSE = -inf.
+// Variants that do not declare paged_kv must refuse these problems. The suite FAILS when a
+// variant that declares paged_kv ran no paged case.
 std::vector<int> decode_split_counts(const KernelInfo& k, const AttnProblem& p) {
   std::vector<int> counts{0, 1, 2, 3, 7};
   for (const int n : {256, 128, 64, 32, 16})
@@ -344,6 +355,126 @@ void prop_decode_shapes() {
     }
   }
   RC_CLASSIFY(ran > 0, "a split-KV variant ran");
+}
+
+// ---- paged KV caches: the variants that declare them ----------------------------------------
+std::map<std::string, int>& paged_ran() {  // variant -> distinct paged cases run
+  static std::map<std::string, int> m;
+  return m;
+}
+std::set<std::string>& paged_keys() {
+  static std::set<std::string> s;
+  return s;
+}
+
+rc::Gen<AttnProblem> gen_paged_problem() {
+  return rc::gen::exec([] {
+    AttnProblem p;
+    p.batch = *rc::gen::inRange<int64_t>(1, 7);
+    p.heads_kv = *rc::gen::element<int64_t>(1, 1, 2);
+    p.heads_q = p.heads_kv * *rc::gen::element<int64_t>(1, 4, 8, 4, 8);
+    p.seqlen_q = *rc::gen::element<int64_t>(1, 1, 1, 2, 4, 7, 16);  // dense queries
+    p.head_dim = *rc::gen::element<int64_t>(128, 128, 64, 256);
+    p.dtype = *rc::gen::element(DType::bf16, DType::fp16);
+    p.causal = *rc::gen::element(false, false, true);
+    if (*rc::gen::element(0, 0, 0, 1)) {
+      p.window_left = *rc::gen::element<int64_t>(0, 1, 20, 300);
+      if (!p.causal) p.window_right = *rc::gen::element<int64_t>(-1, 0, 5);
+    }
+    std::vector<int64_t> lk(static_cast<size_t>(p.batch));
+    for (int64_t& n : lk)
+      n = *rc::gen::weightedOneOf<int64_t>({{2, rc::gen::just<int64_t>(0)},
+                                            {3, rc::gen::just<int64_t>(1)},
+                                            {3, rc::gen::inRange<int64_t>(2, 18)},
+                                            {2, rc::gen::inRange<int64_t>(33, 114)},
+                                            {2, rc::gen::inRange<int64_t>(500, 5001)}});
+    // Keep the float64 reference's work bounded (and a sanitizer's run short: IOATTN_GPU_QUICK).
+    const double max_work = kQuick ? 2e6 : 4e7;
+    auto work = [&] {
+      double w = 0;
+      for (int64_t n : lk) w += double(n);
+      return w * double(p.heads_q * p.seqlen_q * p.head_dim);
+    };
+    while (work() > max_work)
+      for (int64_t& n : lk) n = n * 2 / 3;
+    const int64_t longest = std::max<int64_t>(1, *std::max_element(lk.begin(), lk.end()));
+    p.seqlen_k = longest + *rc::gen::element<int64_t>(0, 0, 0, 5);  // max_seqlen_k, sometimes above the longest
+    const int64_t page = *rc::gen::weightedOneOf<int64_t>({{2, rc::gen::just<int64_t>(1)},
+                                                           {3, rc::gen::just<int64_t>(16)},
+                                                           {1, rc::gen::just<int64_t>(7)},
+                                                           {2, rc::gen::inRange<int64_t>(2, 71)}});
+    const int64_t spare = *rc::gen::inRange<int64_t>(0, 4);
+    const auto shuffle_seed = *rc::gen::arbitrary<uint64_t>();
+    const bool shuffle = *rc::gen::element(true, true, true, false);
+    set_paged(p.layout, lk, page, spare, shuffle ? std::optional<uint64_t>(shuffle_seed) : std::nullopt);
+    // Unused slots (past a sequence's pages) holding a page index instead of -1: never read.
+    if (*rc::gen::element(false, true)) {
+      BatchLayout& l = p.layout;
+      for (int64_t b = 0; b < p.batch; ++b)
+        for (int64_t i = l.pages_used(b); i < l.max_pages; ++i)
+          l.block_table[b * l.max_pages + i] = static_cast<int32_t>((shuffle_seed + b + i) % l.num_pages);
+    }
+    return p;
+  });
+}
+
+void prop_paged_kv() {
+  const AttnProblem p = *gen_paged_problem();
+  if (auto e = p.validate()) RC_FAIL("generated paged problem is invalid: " + *e + " [" + describe_layout(p) + "]");
+  classify_layout(p);
+  RC_CLASSIFY(p.seqlen_k >= 1000, "seqlen_k>=1000");
+  const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
+  const Case c = make_case(p, seed);  // the reference reads K/V through the block table
+  const std::string what = describe_layout(p);
+  int ran = 0;
+  for (const KernelInfo& k : kernels::registry()) {
+    if (!k.layouts.paged_kv) {
+      if (!k.supports(p, {})) RC_FAIL(fmt::format("{} accepts a paged problem but does not declare paged_kv [{}]", k.name, what));
+      continue;
+    }
+    for (const int splits : decode_split_counts(k, p)) {
+      const KernelOptions opt{0, 0, splits};
+      const std::string key = fmt::format("paged [{}] splits={} seed={}", what, splits, seed);
+      if (auto why = k.supports(p, opt)) {
+        RC_ASSERT(!why->empty());
+        count_refused(k, key, *why);
+        continue;
+      }
+      count_ran(k, key);
+      if (paged_keys().insert(std::string(k.name) + " " + key).second) ++paged_ran()[std::string(k.name)];
+      const ref::Forward out = run_on_gpu(k, c, opt);
+      require(check_forward(out, c.ref64, c.baseline, p.dtype), fmt::format("{} [{}; splits={}]", k.name, what, splits));
+      for (int64_t b = 0; b < p.batch; ++b) {
+        const MaskSpec mask = p.mask_of(b);
+        for (int64_t h = 0; h < p.heads_q; ++h)
+          for (int64_t i = 0; i < p.seqlen_q; ++i) {
+            if (!mask.row_fully_masked(i)) continue;
+            if (out.lse[p.lse_offset(b, h, i)] != -std::numeric_limits<float>::infinity())
+              RC_FAIL(fmt::format("{}: fully masked row (b {}, h {}, i {}) has LSE != -inf [{}; splits={}]", k.name, b, h,
+                                  i, what, splits));
+            for (int64_t x = 0; x < p.head_dim; ++x)
+              if (out.o[p.q_offset(b, i, h, x)] != 0.0f)
+                RC_FAIL(fmt::format("{}: fully masked row (b {}, h {}, i {}) has O != 0 [{}; splits={}]", k.name, b, h,
+                                    i, what, splits));
+          }
+      }
+      ++ran;
+    }
+  }
+  RC_CLASSIFY(ran > 0, "a paged variant ran");
+}
+
+// One line per variant that declares paged_kv; false when one of them ran no paged case.
+bool report_paged_coverage() {
+  bool ok = true;
+  for (const KernelInfo& k : kernels::registry()) {
+    if (!k.layouts.paged_kv) continue;
+    const int n = paged_ran()[std::string(k.name)];
+    std::printf("variant %.*s: %d paged KV cases run%s\n", static_cast<int>(k.name.size()), k.name.data(), n,
+                n ? "" : " (FAIL: declares paged_kv but ran no paged case)");
+    ok &= n > 0;
+  }
+  return ok;
 }
 
 // One line per registered variant; false when one ran no case at all.
@@ -420,7 +551,9 @@ int main() {
       {"gpu_variants_equal_reference", 150, prop_all_variants},
       {"gpu_fast_shapes_equal_reference", 150, prop_fast_shapes},
       {"gpu_decode_shapes_equal_reference", 60, prop_decode_shapes},
+      {"gpu_paged_kv_equal_reference", 60, prop_paged_kv},
   });
   const bool every_variant_ran = report_coverage();
-  return (t.failed || props || !every_variant_ran) ? 1 : 0;
+  const bool every_paged_variant_ran = report_paged_coverage();
+  return (t.failed || props || !every_variant_ran || !every_paged_variant_ran) ? 1 : 0;
 }
