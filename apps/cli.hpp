@@ -27,7 +27,8 @@ struct UsageError : std::runtime_error {
 };
 
 // The problem flags shared by all subcommands: --batch, --heads | --heads-q/--heads-kv,
-// --seqlen | --seqlen-q/--seqlen-k, --head-dim, --dtype, --causal, --window L,R, --scale, --seed.
+// --seqlen | --seqlen-q/--seqlen-k, --head-dim, --dtype, --causal, --window L,R, --scale, --seed,
+// and for FP8 dtypes --q-descale, --k-descale, --v-descale, --out-dtype.
 struct ProblemFlags {
   int64_t batch = 1;
   int64_t heads = 0, heads_q = 0, heads_kv = 0;
@@ -38,6 +39,9 @@ struct ProblemFlags {
   std::string window;  // "L,R"
   double scale = 0.0;  // 0: not given
   uint64_t seed = 0;
+  // FP8 dtypes only (problem.hpp, Fp8Scaling): descales as "x" (per tensor) or "x0,x1,..." (one per
+  // K/V head), and the output dtype bf16|fp16 (empty: bf16).
+  std::string q_descale, k_descale, v_descale, out_dtype;
 
   // Defaults a subcommand wants when the user gives no size (e.g. a tiny demo problem).
   int64_t default_heads = 1;

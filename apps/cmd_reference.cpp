@@ -18,6 +18,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli.hpp"
 #include "ioattn/flops.hpp"
@@ -58,6 +59,11 @@ std::string describe(const AttnProblem& p) {
   std::string s = fmt::format("batch={} heads_q={} heads_kv={} seqlen_q={} seqlen_k={} head_dim={} {} scale={:.6g}",
                               p.batch, p.heads_q, p.heads_kv, p.seqlen_q, p.seqlen_k, p.head_dim,
                               dtype_name(p.dtype), p.softmax_scale());
+  if (is_fp8(p.dtype)) {
+    auto list = [](const std::vector<float>& d) { return d.empty() ? std::string("1") : fmt::format("{}", fmt::join(d, ",")); };
+    s += fmt::format(" q_descale={} k_descale={} v_descale={} out={}", list(p.fp8.q_descale), list(p.fp8.k_descale),
+                     list(p.fp8.v_descale), dtype_name(p.fp8.out));
+  }
   if (p.causal) s += " causal";
   if (p.window_left >= 0 || p.window_right >= 0) s += fmt::format(" window=({},{})", p.window_left, p.window_right);
   if (!p.is_dense()) {  // packed / paged (ioattn/layout.hpp): the per-sequence lengths
@@ -100,6 +106,7 @@ int run_reference(const ReferenceFlags& f) {
   const auto need = f.backward ? ref::Algorithm::naive_backward : ref::Algorithm::naive_forward;
   if (auto e = ref::memory_error(p, need)) throw UsageError(*e);
 
+  if (f.backward && is_fp8(p.dtype)) throw UsageError("--backward: fp8 dtypes are forward only");
   const ref::Inputs in = guarded([&] { return ref::make_inputs(p, f.prob.seed, {.logit_std = f.logit_std}); });
   double ms_f64 = 0, ms_naive = 0;
   const ref::Forward64 ref64 = guarded([&] { return timed(ms_f64, [&] { return ref::forward_f64(p, in); }); });
@@ -127,11 +134,23 @@ int run_reference(const ReferenceFlags& f) {
   fmt::print("  {:<12} {:<4} {:>10} {:>10} {:>10}  {:<4} {:>12}\n", "algorithm", "out", "max_err", "mean_err",
              "bound", "", "time");
   bool ok = true;
-  ok &= row("naive", "O", rule(base.o, ref64.o, base.o, p.dtype, kForwardFactor), ms_naive);
+  ok &= row("naive", "O", rule(base.o, ref64.o, base.o, p.output_dtype(), kForwardFactor), ms_naive);
+  if (is_fp8(p.dtype)) {
+    // FP8: the definition and its same-precision emulation only (reference/naive.cpp), plus the
+    // float64 output rounded once to the output dtype, a correct result the rule must pass.
+    ok &= row("naive", "LSE", rule(base.lse, ref64.lse, base.lse, p.output_dtype(), kForwardFactor), ms_naive);
+    std::vector<float> once(ref64.o.begin(), ref64.o.end());
+    ref::round_in_place(p.output_dtype(), once);
+    ok &= row("f64 rounded", "O", rule(once, ref64.o, base.o, p.output_dtype(), kForwardFactor), 0.0);
+    fmt::print("  ({}: FA1, FA2, split-KV and backwards are not defined for FP8 inputs; floor = 8 u({}))\n",
+               dtype_name(p.dtype), dtype_name(p.output_dtype()));
+    fmt::print("{}\n", ok ? "all checks PASS" : "some checks FAILED");
+    return ok ? 0 : 1;
+  }
   if (!p.is_dense()) {
     // Packed / paged: the definition only (the tiled algorithms take the dense layout); the naive
     // baseline and its backward against the float64 definition, both gathered per sequence.
-    ok &= row("naive", "LSE", rule(base.lse, ref64.lse, base.lse, p.dtype, kForwardFactor), ms_naive);
+    ok &= row("naive", "LSE", rule(base.lse, ref64.lse, base.lse, p.output_dtype(), kForwardFactor), ms_naive);
     fmt::print("  (FA1, FA2, split-KV: dense layout only, not run for {})\n", p.layout.describe());
     if (f.backward) {
       double ms64 = 0, ms_b = 0;
@@ -152,8 +171,8 @@ int run_reference(const ReferenceFlags& f) {
   for (const auto& [name, fn] : algos) {
     double ms = 0;
     ref::Forward out = guarded([&] { return timed(ms, [&] { return fn(p, in, t); }); });
-    ok &= row(name, "O", rule(out.o, ref64.o, base.o, p.dtype, kForwardFactor), ms);
-    ok &= row(name, "LSE", rule(out.lse, ref64.lse, base.lse, p.dtype, kForwardFactor), ms);
+    ok &= row(name, "O", rule(out.o, ref64.o, base.o, p.output_dtype(), kForwardFactor), ms);
+    ok &= row(name, "LSE", rule(out.lse, ref64.lse, base.lse, p.output_dtype(), kForwardFactor), ms);
     if (fn == &ref::forward_fa2) fa2_out = std::move(out);
   }
   if (f.backward) {

@@ -44,7 +44,11 @@ void ProblemFlags::add_to(CLI::App& app) {
     g->add_option("--spare-pages", spare_pages, "with --page-size: cache pages no sequence uses")->capture_default_str();
   }
   g->add_option("--head-dim", head_dim, "head dimension d")->check(positive)->capture_default_str();
-  g->add_option("--dtype", dtype, "input dtype: fp32|fp16|bf16")->capture_default_str();
+  g->add_option("--dtype", dtype, "input dtype: fp32|fp16|bf16|fp8_e4m3|fp8_e5m2")->capture_default_str();
+  g->add_option("--q-descale", q_descale, "fp8: Q descale, one value or one per K/V head (x0,x1,...)");
+  g->add_option("--k-descale", k_descale, "fp8: K descale, one value or one per K/V head");
+  g->add_option("--v-descale", v_descale, "fp8: V descale, one value or one per K/V head");
+  g->add_option("--out-dtype", out_dtype, "fp8: output dtype bf16|fp16 (default bf16)");
   g->add_flag("--causal", causal, "causal mask, bottom-right aligned");
   g->add_option("--window", window, "sliding window L,R (-1 = unbounded side)");
   g->add_option("--scale", scale, "softmax scale (default 1/sqrt(head_dim))");
@@ -60,6 +64,23 @@ int64_t parse_int(std::string_view text, std::string_view what) {
   if (ec != std::errc{} || ptr != end || text.empty())
     throw UsageError(fmt::format("--window must be L,R with integers >= -1 (bad {} '{}')", what, text));
   return v;
+}
+
+// "0.5,2" -> {0.5f, 2.0f}; empty text -> {} (descale 1). validate() checks the values.
+std::vector<float> parse_descales(const std::string& text, std::string_view flag) {
+  std::vector<float> out;
+  size_t at = 0;
+  while (at < text.size() || (!text.empty() && at == text.size() && text.back() == ',')) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string_view item = std::string_view(text).substr(at, comma - at);
+    float v = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc{} || ptr != item.data() + item.size() || item.empty())
+      throw UsageError(fmt::format("{} must be numbers separated by commas (bad '{}')", flag, item));
+    out.push_back(v);
+    at = comma + 1;
+  }
+  return out;
 }
 
 // "5,0,17" -> {5, 0, 17}; empty text -> {}.
@@ -137,8 +158,16 @@ AttnProblem ProblemFlags::problem() const {
   p.seqlen_k = seqlen ? seqlen : (seqlen_k ? seqlen_k : sq);
   p.head_dim = head_dim;
   const auto dt = parse_dtype(dtype);
-  if (!dt) throw UsageError(fmt::format("--dtype must be fp32, fp16 or bf16 (got '{}')", dtype));
+  if (!dt) throw UsageError(fmt::format("--dtype must be fp32, fp16, bf16, fp8_e4m3 or fp8_e5m2 (got '{}')", dtype));
   p.dtype = *dt;
+  p.fp8.q_descale = parse_descales(q_descale, "--q-descale");
+  p.fp8.k_descale = parse_descales(k_descale, "--k-descale");
+  p.fp8.v_descale = parse_descales(v_descale, "--v-descale");
+  if (!out_dtype.empty()) {
+    const auto od = parse_dtype(out_dtype);
+    if (!od) throw UsageError(fmt::format("--out-dtype must be bf16 or fp16 (got '{}')", out_dtype));
+    p.fp8.out = *od;  // validate() below refuses it for a non-FP8 dtype or a non-16-bit output
+  }
   p.causal = causal;
   if (!window.empty()) {
     const auto comma = window.find(',');
