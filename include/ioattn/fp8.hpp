@@ -23,7 +23,8 @@
 //     code, the same meaning. Every non-NaN float converts to the same code as cuda_fp8.h's.)
 //   - The sign of zero is kept, also when a tiny value underflows to zero.
 // fp8_decode(code): the exact float of every one of the 256 codes (all are exact in float).
-// These rules were checked against cuda_fp8.h's host conversion (reference/README.md, "FP8").
+// verify/spec/test_fp8.cpp checks these rules; verify/spec/fp8_vs_cuda.cpp compares both functions
+// with cuda_fp8.h's host conversion where the CUDA toolkit is installed (reference/README.md, "FP8").
 #pragma once
 
 #include <cmath>
