@@ -46,6 +46,7 @@
 #include "kernels/check_bwd.hpp"
 #include "kernels/harness_bwd.hpp"
 #include "property.hpp"
+#include "suite_start.hpp"
 
 namespace {
 
@@ -430,13 +431,7 @@ bool report_coverage() {
 }  // namespace
 
 int main() {
-  // Line-buffered: a run a timeout ends (the sanitizers' runs) keeps every line it printed.
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  if (auto why = kernels::gpu_unavailable()) {
-    std::printf("SKIPPED: no GPU (%s)\n", why->c_str());
-    return 77;
-  }
-  std::printf("device: %s\n", kernels::device_description().c_str());
+  if (auto rc = start_gpu_suite()) return *rc;
   Totals t;
   check_can_fail(t);
   refusals(t);

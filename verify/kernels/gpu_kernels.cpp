@@ -46,6 +46,7 @@
 #include "kernels/launch.hpp"
 #include "layouts.hpp"
 #include "property.hpp"
+#include "suite_start.hpp"
 
 namespace {
 
@@ -525,13 +526,7 @@ void refusals(Totals& t) {
 }  // namespace
 
 int main() {
-  // Line-buffered: a run a timeout ends (the sanitizers' runs) keeps every line it printed.
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  if (auto why = kernels::gpu_unavailable()) {
-    std::printf("SKIPPED: no GPU (%s)\n", why->c_str());
-    return 77;
-  }
-  std::printf("device: %s\n", kernels::device_description().c_str());
+  if (auto rc = start_gpu_suite()) return *rc;
   Totals t;
   check_can_fail(t);
   refusals(t);
