@@ -614,22 +614,27 @@ def run_good():
            f"good call {kernel} non-contiguous q, k, v = contiguous result")
 
     # kernel_config answers for the same problem.
-    for kernel in names:
+    check_configs("kernel_config", ioattn.kernel_config, names, "v99_none")
+
+
+def check_configs(what, config, names, unknown):
+    """config(name, problem...) (ioattn.kernel_config or backward_config) answers a full launch
+    configuration for every variant on SHAPE, and refuses an unknown name with one line."""
+    for name in names:
         try:
-            c = ioattn.kernel_config(kernel, SHAPE["b"], SHAPE["hq"], SHAPE["hkv"], SHAPE["nq"], SHAPE["nk"],
-                                     SHAPE["d"], "bf16")
+            c = config(name, SHAPE["b"], SHAPE["hq"], SHAPE["hkv"], SHAPE["nq"], SHAPE["nk"], SHAPE["d"], "bf16")
             ok = (all(isinstance(c.get(x), int) and c[x] >= 0 for x in ("br", "bc", "stages", "smem_bytes", "splits"))
                   and all(isinstance(c.get(x), int) and c[x] > 0
                           for x in ("threads", "ctas_per_sm", "grid_x", "grid_y", "grid_z", "launches"))
                   and isinstance(c.get("grid_order"), str) and c["grid_order"] != "")
-            report(ok, f"kernel_config {kernel}", str(c))
+            report(ok, f"{what} {name}", str(c))
         except IoattnError as e:
-            report(False, f"kernel_config {kernel}", f"refused: {e}")
+            report(False, f"{what} {name}", f"refused: {e}")
     try:
-        ioattn.kernel_config("v99_none", 1, 1, 1, 1, 1, 64, "bf16")
-        report(False, "kernel_config refuses an unknown kernel", "accepted")
+        config(unknown, 1, 1, 1, 1, 1, 64, "bf16")
+        report(False, f"{what} refuses an unknown kernel", "accepted")
     except IoattnError as e:
-        report(e.code == 2 and one_line(str(e)), "kernel_config refuses an unknown kernel", repr(str(e)))
+        report(e.code == 2 and one_line(str(e)), f"{what} refuses an unknown kernel", repr(str(e)))
 
 
 def grad_reference(q, k, v, d_o, causal):
@@ -723,22 +728,7 @@ def run_good_backward():
         ok, detail = close_grads(r2, [t.float() for t in r1])
     report(ok, f"good backward {name} non-contiguous o, lse, d_o = contiguous result", detail)
 
-    for name in names:
-        try:
-            c = ioattn.backward_config(name, SHAPE["b"], SHAPE["hq"], SHAPE["hkv"], SHAPE["nq"], SHAPE["nk"],
-                                       SHAPE["d"], "bf16")
-            ok = (all(isinstance(c.get(x), int) and c[x] >= 0 for x in ("br", "bc", "stages", "smem_bytes", "splits"))
-                  and all(isinstance(c.get(x), int) and c[x] > 0
-                          for x in ("threads", "ctas_per_sm", "grid_x", "grid_y", "grid_z", "launches"))
-                  and isinstance(c.get("grid_order"), str) and c["grid_order"] != "")
-            report(ok, f"backward_config {name}", str(c))
-        except IoattnError as e:
-            report(False, f"backward_config {name}", f"refused: {e}")
-    try:
-        ioattn.backward_config("bwd99_none", 1, 1, 1, 1, 1, 64, "bf16")
-        report(False, "backward_config refuses an unknown kernel", "accepted")
-    except IoattnError as e:
-        report(e.code == 2 and one_line(str(e)), "backward_config refuses an unknown kernel", repr(str(e)))
+    check_configs("backward_config", ioattn.backward_config, names, "bwd99_none")
 
 
 def main():
