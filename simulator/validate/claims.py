@@ -12,11 +12,10 @@ import argparse
 import csv
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from derived import derived_csv, replace_block  # noqa: E402
+from derived import derived_csv, replace_block, run_cli  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -54,10 +53,7 @@ def check(ioattn, c):
            "--pass", pass_, "--json"]
     if causal:
         cmd.append("--causal")
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.exit(f"claims.py: {' '.join(cmd)} failed: {res.stderr.strip()}")
-    return json.loads(res.stdout)
+    return json.loads(run_cli(cmd, "claims.py"))
 
 
 def rows(ioattn):

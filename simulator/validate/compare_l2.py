@@ -25,11 +25,10 @@ import csv
 import json
 import os
 import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from derived import derived_csv, replace_block  # noqa: E402
+from derived import derived_csv, run_cli  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The measured inputs (committed H200 runs, experiments/results/h200/<tag>/), by the label their
@@ -63,10 +62,7 @@ def simulate(ioattn, strategy, n, b, h, d, causal, pass_="fwd", tile=None, no_l2
         cmd += ["--design", "mma_sync/none/fragments"]  # FlashAttention-2: mma.sync, no softmax overlap
     if no_l2:
         cmd.append("--no-l2")
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.exit(f"compare_l2.py: {' '.join(cmd)} failed: {res.stderr.strip()}")
-    return json.loads(res.stdout)
+    return json.loads(run_cli(cmd, "compare_l2.py"))
 
 
 def dram_rows(ioattn):

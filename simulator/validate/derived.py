@@ -3,9 +3,11 @@ line naming the command that writes it, then the rows) and a generated block of 
 
     derived_csv("python3 simulator/validate/claims.py --ioattn <build>/apps/ioattn", rows) -> text
     replace_block(text, begin, end, body, who) -> text with body between the markers
+    run_cli(cmd, who) -> the stdout of `ioattn ...` (exits naming `who` and the command on failure)
 """
 import csv
 import io
+import subprocess
 import sys
 
 
@@ -27,3 +29,12 @@ def replace_block(text, begin, end, body, who):
     head, rest = text.split(begin, 1)
     _, tail = rest.split(end, 1)
     return head + begin + body + end + tail
+
+
+def run_cli(cmd, who):
+    """stdout of cmd (the ioattn CLI and its arguments); exits with one line naming `who`, the
+    command and its stderr when it fails."""
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit(f"{who}: {' '.join(cmd)} failed: {res.stderr.strip()}")
+    return res.stdout

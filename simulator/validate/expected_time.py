@@ -39,12 +39,11 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from derived import derived_csv, replace_block  # noqa: E402
+from derived import derived_csv, replace_block, run_cli  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -199,10 +198,7 @@ def command(ioattn, p, catalog):
 
 def model(ioattn, p, catalog=None):
     cmd = command(ioattn, p, catalog)
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.exit(f"expected_time.py: {' '.join(cmd)} failed: {res.stderr.strip()}")
-    return json.loads(res.stdout)
+    return json.loads(run_cli(cmd, "expected_time.py"))
 
 
 def log_error(ioattn, pts, catalog):

@@ -21,12 +21,11 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from derived import derived_csv, replace_block  # noqa: E402
+from derived import derived_csv, run_cli  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -56,10 +55,8 @@ def sweep(ioattn, catalog, d, causal):
            "--head-dim", str(d), "--dtype", "bf16", "--catalog", catalog]
     if causal:
         cmd.append("--causal")
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.exit(f"predictions.py: {' '.join(cmd)} failed: {res.stderr.strip()}")
-    return {(r["machine"], r["pass"], int(r["seqlen_q"])): r for r in csv.DictReader(io.StringIO(res.stdout))}
+    out = run_cli(cmd, "predictions.py")
+    return {(r["machine"], r["pass"], int(r["seqlen_q"])): r for r in csv.DictReader(io.StringIO(out))}
 
 
 def rows(ioattn):
