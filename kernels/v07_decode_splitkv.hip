@@ -57,7 +57,8 @@
 // Measured on the H200: passes the GPU suite, memcheck and racecheck (2026-12-01); a first decode
 // run (one sample, --quick) is experiments/results/h200/2026-12-01_02eaf49_backward_decode/decode.log:
 // below the copy ceiling and below cuDNN, not yet tuned.
-// The paged-KV path (kPaged) was added after that run: compiled, not yet run on a GPU.
+// The paged-KV path (kPaged), added after that run, passes the GPU suite (360 paged cases) and
+// both sanitizers (experiments/results/h200/2026-12-01_0404dc1_verify); its speed is not measured yet.
 // Paged: ioattn run --kernel v07_decode_splitkv --seqlen-q 1 --seqlens-k 4096,0,17 --page-size 16 --shuffle-pages --heads-q 32 --heads-kv 8 --head-dim 128 --dtype bf16 --check
 // Run: ioattn run --kernel v07_decode_splitkv --batch 16 --heads-q 32 --heads-kv 8 --seqlen-q 1 --seqlen-k 8192 --head-dim 128 --dtype bf16 --check
 #include <algorithm>
