@@ -1,0 +1,97 @@
+"""Where a kernel's time goes: Nsight Compute's full sections for one backward (or forward) kernel.
+
+    python3 experiments/gpu/ncu_detail.py --ioattn build-gpu/carry/ioattn --out DIR
+        [--impls ioattn:bwd03_fa3_wgmma,sdpa:flash,sdpa:cudnn] [--pass bwd] [--seqlen 4096] [--head-dim 128]
+
+ncu_collect.py counts bytes over every kernel of a pass; this script asks why one kernel is as
+slow as it is: for each impl it profiles every kernel of one pass (a backward is 3-4 launches;
+--kernel-regex narrows the ioattn ones) with `--set full` (throughput, warp-state stall reasons, scheduler,
+occupancy, tensor-pipe and shared-memory utilization, source counters) and writes
+DIR/ncu_detail/<impl>.txt (ncu's details page) and DIR/ncu_detail/<impl>.csv (the raw metrics,
+`--page raw --csv`). Problem: bf16, 16 heads, batch * N = 16384, non-causal (as ncu_collect).
+Nothing is timed here: ncu serializes and replays the kernel; read its durations as relative.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+SDPA_SNIPPET = r"""
+import sys, torch
+from torch.nn.attention import sdpa_kernel, SDPBackend
+b, n, h, d, backend, pass_ = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
+be = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}[backend]
+q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+with sdpa_kernel(be):
+    o = torch.nn.functional.scaled_dot_product_attention(q, k, v)  # warm-up outside the profiled range
+    do = torch.randn_like(o)
+    o.backward(do)
+    torch.cuda.synchronize()
+    o = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    if pass_ == "bwd":
+        o.backward(do)
+    else:
+        torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
+"""
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ioattn", required=True, help="the ioattn CLI (build-gpu/carry/ioattn)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--impls", default="ioattn:bwd03_fa3_wgmma,sdpa:flash,sdpa:cudnn")
+    ap.add_argument("--pass", dest="pass_", choices=["fwd", "bwd"], default="bwd")
+    ap.add_argument("--seqlen", type=int, default=4096)
+    ap.add_argument("--head-dim", type=int, default=128)
+    ap.add_argument("--kernel-regex", default="",
+                    help="ncu -k filter for the ioattn kernels, e.g. regex:kv_outer (default: every kernel of the pass)")
+    ap.add_argument("--timeout", type=float, default=150)
+    args = ap.parse_args(argv)
+    n, d, h = args.seqlen, args.head_dim, 16
+    if n < 1 or 16384 % n:
+        sys.exit(f"ncu_detail: --seqlen must divide 16384 (batch = 16384 / N; got {n})")
+    b = 16384 // n
+    out = os.path.join(args.out, "ncu_detail")
+    os.makedirs(out, exist_ok=True)
+    rc_all = 0
+    for impl in [s for s in args.impls.split(",") if s]:
+        kind, _, name = impl.partition(":")
+        if kind == "ioattn":
+            which = ["--backward", "--bwd-kernel", name] if args.pass_ == "bwd" else ["--kernel", name]
+            target = [args.ioattn, "run", *which, "--batch", str(b), "--heads", str(h), "--seqlen", str(n),
+                      "--head-dim", str(d), "--dtype", "bf16", "--profile"]
+            regex = args.kernel_regex
+        elif kind == "sdpa" and name in ("flash", "cudnn"):
+            target = [sys.executable, "-c", SDPA_SNIPPET, str(b), str(n), str(h), str(d), name, args.pass_]
+            regex = ""
+        else:
+            sys.exit(f"ncu_detail: unknown impl '{impl}' (ioattn:<variant>, sdpa:flash, sdpa:cudnn)")
+        # Every kernel between cudaProfilerStart/Stop (a backward is 3-4 launches), or the regex's.
+        base = ["ncu", "--clock-control", "none", "--profile-from-start", "off", "--set", "full"]
+        if regex:
+            base += ["-k", regex]
+        stem = os.path.join(out, impl.replace(":", "_"))
+        rep = stem + ".ncu-rep"
+        res = subprocess.run(base + ["-f", "-o", stem] + target, capture_output=True, text=True,
+                             timeout=args.timeout)
+        if res.returncode != 0 or not os.path.exists(rep):
+            with open(stem + ".txt", "w") as f:
+                f.write(f"ncu rc={res.returncode}\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}\n")
+            print(f"ncu_detail {impl}: FAILED rc={res.returncode} (see {stem}.txt)", flush=True)
+            rc_all = 1
+            continue
+        for page, ext, extra in (("details", ".txt", []), ("raw", ".csv", ["--csv"])):
+            with open(stem + ext, "w") as f:
+                subprocess.run(["ncu", "--import", rep, "--page", page, *extra], stdout=f, stderr=subprocess.STDOUT,
+                               timeout=args.timeout)
+        os.remove(rep)  # the text pages are what comes back; the report is large
+        print(f"ncu_detail {impl}: {stem}.txt", flush=True)
+    return rc_all
+
+
+if __name__ == "__main__":
+    sys.exit(main())
