@@ -2,16 +2,24 @@
 
     PYTHONPATH=python IOATTN_CAPI=... python3 experiments/gpu/bench_sdpa.py --out DIR [--quick]
         [--passes fwd,bwd,fwdbwd] [--variants v05_fa2_fast,...] [--bwd-variants bwd01_fa2_scalar,...]
-        [--seqlens 1024,4096] [--head-dims 128] [--dtypes bf16] [--samples 2] [--reps 30]
-        [--flush-l2 auto|on|off]
+        [--seqlens 1024,4096] [--head-dims 64,128,256] [--heads H] [--heads-kv HKV] [--dtypes bf16]
+        [--peers sdpa:flash,sdpa:cudnn,peer:triton_fa2] [--preset heldout] [--samples 2] [--reps 30]
+        [--flush-l2 auto|on|off] [--list]
 
 Configs (FlashAttention-2's benchmark): batch * seqlen = 16384, hidden = 2048 (heads = 2048 / d),
 N in {512, 1k, 2k, 4k, 8k, 16k}, d in {64, 128}, bf16 and fp16, causal 0/1. FLOPs by the FA2
 convention (include/ioattn/flops.hpp): forward 4 * B * H * N^2 * d, halved when causal; backward
-2.5x forward; forward+backward 3.5x forward. Every row has a `pass`:
+2.5x forward; forward+backward 3.5x forward (FLOPs count the query heads: GQA does not change them).
+Beyond that grid: --head-dims takes any d (e.g. 64,128,256; a kernel that refuses a d gives a
+`refused` row, as for any other constraint); --heads sets the query heads (default 2048 / d) and
+--heads-kv the key/value heads (GQA/MQA; default = heads): k and v get Hkv heads, the ioattn calls
+and the registry queries get (Hq, Hkv), SDPA gets enable_gqa=True. Every row carries `heads` (the
+query heads) and, appended after the older columns, `heads_kv`. Every row has a `pass`:
   fwd     (the default --passes, so a run without the flag is what it always was) the forward:
-          SDPA flash and cuDNN, every ioattn forward variant (ioattn.forward with preallocated
-          out, lse).
+          the --peers (default SDPA flash and cuDNN; peer:triton_fa2 is the Triton
+          FlashAttention-2 of experiments/gpu/peers/triton_fa2.py, opt-in: its autotuning
+          compiles ~8 configs per (d, dtype, causal)), every ioattn forward variant
+          (ioattn.forward with preallocated out, lse).
   bwd     the backward alone: SDPA flash and cuDNN by torch.autograd.grad of the SDPA output with
           a fixed output gradient (retain_graph; the forward that builds the autograd graph runs
           once, in the first warm-up call, outside the timed region), every ioattn backward
@@ -24,7 +32,21 @@ convention (include/ioattn/flops.hpp): forward 4 * B * H * N^2 * d, halved when 
 ioattn rows carry the launch configuration the kernel really uses, from the registry: the
 forward's (ioattn.kernel_config) on fwd rows, the backward's (ioattn.backward_config) on bwd and
 fwdbwd rows: br, bc, stages, threads, smem_bytes, ctas_per_sm, grid_x/y/z, grid_order, launches,
-splits. SDPA rows leave them empty.
+splits. SDPA rows leave them empty; peer:triton_fa2 rows carry the config its autotuner chose
+(br = BLOCK_M, bc = BLOCK_N, stages, threads = 32 num_warps, grid_x/y/z, launches 1).
+Peers: a peer that does not run a problem gives a `refused` row with its reason: SDPA's "No
+available kernel", the Triton peer's constraint (d 64/128, fp16/bf16, ...) or "triton is not
+installed". The Triton peer's first call of a problem runs its autotuning (Triton's autotuner
+benchmarks every config); it is made before the memory window and timing.py's warm-up, so no
+tuning is timed and peak_extra_mib does not see the tuner's buffers.
+
+--preset heldout measures the points of the simulator's held-out set (issue #11) that no
+committed run has: d = 256 at N 2k and 8k (v05, SDPA flash), GQA 32 query / 8 K/V heads at d =
+128, N 4k and 16k (v05, v06, SDPA flash), N 32k and 64k at d = 128 (v06, SDPA flash; batch 1);
+forward, bf16, causal 0 and 1 (list HELDOUT; ncu_collect.py --preset heldout profiles the same
+points). About 150 s with --samples 2 on the H200. It fixes the grid, the variants and the peers
+(other grid flags are refused). --list prints the configs and implementations the flags select
+and exits without a GPU (torch is imported only after it).
 
 Timing: experiments/gpu/timing.py for every implementation alike (CUDA-graph replay between
 events, host enqueue hidden, L2 flushed where the problem fits in 4x L2; see that module). The
@@ -47,7 +69,7 @@ peak_extra_mib counts, beyond the inputs q, k, v and the output gradient:
           for the backward, so their sum). This is the FA paper's memory figure per N:
           sdpa:math is the naive path, ioattn and sdpa:flash the flash path.
 Inputs are BSHD (ioattn's layout); SDPA gets the BHSD view of the same memory (transpose(1, 2),
-no copy).
+no copy); the Triton peer reads the BSHD strides directly.
 
 The scalar rungs (v01-v03b forward, 1-9 TFLOP/s; backwards named *_scalar*, ~5-9 TFLOP/s) would
 take most of the device call: they run in --scalar-dtypes only, up to the N of --scalar-max-n
@@ -65,14 +87,13 @@ import os
 import sys
 import time
 
-import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-import ioattn  # noqa: E402
+import ioattn  # noqa: E402  (loads its library on first use, imports no torch)
 import timing  # noqa: E402
+
+torch = F = sdpa_kernel = None  # imported by import_torch(), after the arguments are read (--help, --list)
 
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
 SCALAR = {"v01_naive", "v02_fa1", "v03_fa2_scalar", "v03b_splitkv_scalar"}
@@ -80,12 +101,40 @@ SCALAR = {"v01_naive", "v02_fa1", "v03_fa2_scalar", "v03b_splitkv_scalar"}
 SCALAR_MAX_N = "v01_naive=2048,v02_fa1=4096,v03b_splitkv_scalar=4096,v03_fa2_scalar=16384"
 CONFIG_COLS = ["br", "bc", "stages", "threads", "smem_bytes", "ctas_per_sm", "grid_x", "grid_y", "grid_z",
                "grid_order", "launches", "splits"]
-DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+DTYPE_NAMES = ("bf16", "fp16")
+DTYPES = {}  # name -> torch dtype, filled by import_torch()
 PASSES = ("fwd", "bwd", "fwdbwd")
 FLOP_FACTOR = {"fwd": 1.0, "bwd": 2.5, "fwdbwd": 3.5}  # include/ioattn/flops.hpp
 FLOP_CONVENTION = "fwd 4*B*H*N^2*d, /2 causal; bwd 2.5x fwd; fwdbwd 3.5x fwd (FA2)"
-SDPA = {"sdpa:math": SDPBackend.MATH, "sdpa:flash": SDPBackend.FLASH_ATTENTION,
-        "sdpa:cudnn": SDPBackend.CUDNN_ATTENTION}
+SDPA = {}  # impl -> SDPBackend, filled by import_torch()
+SDPA_NAMES = ("sdpa:math", "sdpa:flash", "sdpa:cudnn")
+# Forward peers (--peers): SDPA's backends and the Triton FlashAttention-2 of experiments/gpu/peers/.
+PEERS = ("sdpa:flash", "sdpa:cudnn", "peer:triton_fa2")
+DEFAULT_PEERS = "sdpa:flash,sdpa:cudnn"
+TRITON = "peer:triton_fa2"
+# --preset heldout: the points of the simulator's held-out set (issue #11) that no committed run
+# has, forward only, bf16, both causal settings: (head dims, N, heads_q, heads_kv, impls). heads_q
+# 0 means the FA2 grid's 2048 / d; batch = max(1, 16384 // N) as everywhere.
+HELDOUT = (
+    ((256,), (2048, 8192), 0, 0, ("sdpa:flash", "ioattn:v05_fa2_fast")),
+    ((128,), (4096, 16384), 32, 8, ("sdpa:flash", "ioattn:v05_fa2_fast", "ioattn:v06_fa2_wgmma")),
+    ((128,), (32768, 65536), 0, 0, ("sdpa:flash", "ioattn:v06_fa2_wgmma")),
+)
+HELDOUT_DTYPE = "bf16"
+
+
+def import_torch():
+    """torch, SDPA's backends and the dtypes, into this module's globals (once)."""
+    global torch, F, sdpa_kernel
+    if torch is not None:
+        return
+    import torch as _torch
+    import torch.nn.functional as _F
+    from torch.nn.attention import SDPBackend, sdpa_kernel as _sdpa_kernel
+    torch, F, sdpa_kernel = _torch, _F, _sdpa_kernel
+    DTYPES.update(bf16=torch.bfloat16, fp16=torch.float16)
+    SDPA.update({"sdpa:math": SDPBackend.MATH, "sdpa:flash": SDPBackend.FLASH_ATTENTION,
+                 "sdpa:cudnn": SDPBackend.CUDNN_ATTENTION})
 
 
 def fwd_flops(b, h, n, d, causal):
@@ -118,36 +167,90 @@ def parse_ints(text, flag):
     return vals
 
 
-def config_columns(name, b, h, n, d, dname, causal, br=0, bc=0):
+def config_columns(name, b, h, n, d, dname, causal, br=0, bc=0, hkv=None):
     """The launch configuration of ioattn forward variant `name` for this problem, from the registry."""
-    cfg = ioattn.kernel_config(name, b, h, h, n, n, d, dname, causal=causal, window=(-1, -1), br=br, bc=bc,
+    cfg = ioattn.kernel_config(name, b, h, hkv or h, n, n, d, dname, causal=causal, window=(-1, -1), br=br, bc=bc,
                                splits=0)
     return {c: cfg.get(c, "") for c in CONFIG_COLS}
 
 
-def bwd_config_columns(name, b, h, n, d, dname, causal):
+def bwd_config_columns(name, b, h, n, d, dname, causal, hkv=None):
     """The launch configuration of ioattn backward variant `name` for this problem, from the registry."""
-    cfg = ioattn.backward_config(name, b, h, h, n, n, d, dname, causal=causal, window=(-1, -1))
+    cfg = ioattn.backward_config(name, b, h, hkv or h, n, n, d, dname, causal=causal, window=(-1, -1))
     return {c: cfg.get(c, "") for c in CONFIG_COLS}
 
 
-def empty_row(impl, pass_, dname, d, causal, n, b, h, sample):
+def empty_row(impl, pass_, dname, d, causal, n, b, h, sample, hkv=None):
+    """One bench.csv row before timing. `heads` is the query heads; heads_kv (appended after the
+    older columns, so their order is unchanged) the key/value heads (= heads: MHA)."""
     row = {"impl": impl, "study": "bench", "pass": pass_}
     row.update(dtype=dname, head_dim=d, causal=int(causal), seqlen=n, batch=b, heads=h, sample=sample, status="",
                ms=None, ms_min=None, ms_max=None, reps=0, timing="", flush_l2=None, tflops=None)
     row.update({c: "" for c in CONFIG_COLS})
     row.update(forward_kernel="", peak_extra_mib=None, max_abs_diff_vs_flash=None, limit="", error="")
+    row.update(heads_kv=hkv or h)
     return row
 
 
-def main():
+class Point:
+    """One config of the grid: head dim, N, batch, heads_q, heads_kv, dtype, and the impls to run
+    there (None: every one the flags select)."""
+
+    def __init__(self, d, n, h, hkv, dname, only=None):
+        self.d, self.n, self.b, self.h, self.hkv, self.dname, self.only = d, n, max(1, 16384 // n), h, hkv, dname, only
+
+    def label(self):
+        gqa = f" Hkv={self.hkv}" if self.hkv != self.h else ""
+        return f"d={self.d} N={self.n} B={self.b} H={self.h}{gqa} {self.dname}"
+
+
+def heads_for(d, heads, heads_kv, what="bench_sdpa.py"):
+    """(heads_q, heads_kv): --heads or the FA2 grid's hidden 2048 / d (at least 1); --heads-kv or heads_q."""
+    h = heads or max(1, 2048 // d)
+    hkv = heads_kv or h
+    if h % hkv:
+        raise SystemExit(f"{what}: --heads-kv ({hkv}) must divide the query heads ({h}, at d = {d})")
+    return h, hkv
+
+
+def grid_points(args, dims, seqlens, dtypes):
+    """The configs to run, in order: --preset heldout's list, else dims x seqlens x dtypes."""
+    if args.preset == "heldout":
+        pts = []
+        for ds, ns, h, hkv, impls in HELDOUT:
+            for d in ds:
+                for n in ns:
+                    hq, hk = heads_for(d, h, hkv)
+                    pts.append(Point(d, n, hq, hk, HELDOUT_DTYPE, set(impls)))
+        return pts
+    pts = []
+    for d in dims:
+        h, hkv = heads_for(d, args.heads, args.heads_kv)
+        for n in seqlens:
+            for dname in dtypes:
+                pts.append(Point(d, n, h, hkv, dname))
+    return pts
+
+
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="results folder (required unless --list)")
+    ap.add_argument("--list", action="store_true",
+                    help="print the configs and implementations the flags select and exit (no GPU, no torch)")
     ap.add_argument("--quick", action="store_true", help="N in {1k, 4k}, d = 128, bf16 only")
+    ap.add_argument("--preset", choices=["heldout"], default=None,
+                    help="heldout: the simulator's missing held-out points (d256, GQA 32q/8kv, N 32k/64k; "
+                         "fwd, bf16, both causal; ~150 s with --samples 2); fixes the grid, the variants and the peers")
     ap.add_argument("--passes", default="fwd", help="comma list of fwd, bwd, fwdbwd (default: fwd)")
     ap.add_argument("--dtypes", default="", help="comma list of dtypes to run (default: bf16,fp16)")
     ap.add_argument("--seqlens", default="", help="comma list of N (default: 512..16384; --quick: 1024,4096)")
-    ap.add_argument("--head-dims", default="", help="comma list of d (default: 64,128; --quick: 128)")
+    ap.add_argument("--head-dims", default="", help="comma list of d, e.g. 64,128,256 (default: 64,128; --quick: 128)")
+    ap.add_argument("--heads", type=int, default=0, help="query heads (default: 2048 / d, the FA2 grid's hidden 2048)")
+    ap.add_argument("--heads-kv", type=int, default=0,
+                    help="key/value heads, dividing the query heads (GQA/MQA; default: = query heads)")
+    ap.add_argument("--peers", default=DEFAULT_PEERS,
+                    help=f"comma list of forward peers from {', '.join(PEERS)} (default: {DEFAULT_PEERS}; "
+                         f"'none' for none)")
     ap.add_argument("--variants", default="", help="comma list of ioattn forward variants (default: all registered)")
     ap.add_argument("--bwd-variants", default="", help="comma list of ioattn backward variants (default: all)")
     ap.add_argument("--fwdbwd-forward", default="auto",
@@ -165,14 +268,54 @@ def main():
     ap.add_argument("--naive-max-n", type=int, default=16384, help="largest N of sdpa:math (fwdbwd rows)")
     ap.add_argument("--deadline-s", type=float, default=0, help="start no config after this many seconds (0: none)")
     ap.add_argument("--commit", default="", help="commit of the binaries (default: build-gpu/carry/COMMIT)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    if not args.list and not args.out:
+        ap.error("--out is required (or --list)")
     if args.samples < 1 or args.reps < 1 or args.scalar_reps < 1:
         raise SystemExit("bench_sdpa.py: --samples, --reps and --scalar-reps must be >= 1")
+    if args.heads < 0 or args.heads_kv < 0:
+        raise SystemExit("bench_sdpa.py: --heads and --heads-kv must be >= 1")
     passes = [p for p in args.passes.split(",") if p]
     bad = [p for p in passes if p not in PASSES]
     if bad or not passes:
         raise SystemExit(f"bench_sdpa.py: --passes wants a comma list of {', '.join(PASSES)}, got '{args.passes}'")
+    peers = [] if args.peers == "none" else [p for p in args.peers.split(",") if p]
+    unknown = [p for p in peers if p not in PEERS]
+    if unknown:
+        raise SystemExit(f"bench_sdpa.py: unknown peer(s) {', '.join(unknown)} (known: {', '.join(PEERS)}, none)")
     max_n = parse_max_n(args.scalar_max_n)
+    if args.preset:
+        clash = [f for f, v in (("--quick", args.quick), ("--seqlens", args.seqlens), ("--head-dims", args.head_dims),
+                                ("--dtypes", args.dtypes), ("--heads", args.heads), ("--heads-kv", args.heads_kv),
+                                ("--variants", args.variants), ("--passes", args.passes != "fwd"),
+                                ("--peers", args.peers != DEFAULT_PEERS)) if v]
+        if clash:
+            raise SystemExit(f"bench_sdpa.py: --preset {args.preset} fixes the grid; drop {', '.join(clash)}")
+    seqlens = [1024, 4096] if args.quick else SEQLENS
+    dims = [128] if args.quick else [64, 128]
+    if args.seqlens:
+        seqlens = parse_ints(args.seqlens, "--seqlens")
+    if args.head_dims:
+        dims = parse_ints(args.head_dims, "--head-dims")
+    dtypes = ["bf16"] if args.quick else list(DTYPE_NAMES)
+    if args.dtypes:
+        unknown = set(args.dtypes.split(",")) - set(DTYPE_NAMES)
+        if unknown:
+            ap.error(f"--dtypes: unknown {sorted(unknown)} (known: {sorted(DTYPE_NAMES)})")
+        dtypes = [k for k in DTYPE_NAMES if k in args.dtypes.split(",")]
+    points = grid_points(args, dims, seqlens, dtypes)
+    if args.preset:
+        names = sorted({i for p in points for i in p.only})
+        peers = [i for i in names if i in PEERS]
+        args.variants = ",".join(i.split(":", 1)[1] for i in names if i.startswith("ioattn:"))
+    if args.list:
+        variants = args.variants or "<every registered forward>"
+        for p in points:
+            impls = sorted(p.only) if p.only else peers + [f"ioattn:{v}" for v in variants.split(",")]
+            print(f"{p.label()} causal 0,1 passes {','.join(passes)}: {' '.join(impls)}")
+        print(f"{len(points)} configs x 2 causal x {args.samples} samples")
+        return 0
+    import_torch()
     if not torch.cuda.is_available():
         raise SystemExit("bench_sdpa.py: no CUDA device visible to torch")
     if not hasattr(ioattn, "kernel_config"):
@@ -197,18 +340,6 @@ def main():
                              f"(registered: {', '.join(bwd_registered)})")
         if args.fwdbwd_forward != "auto" and args.fwdbwd_forward not in registered:
             raise SystemExit(f"bench_sdpa.py: --fwdbwd-forward {args.fwdbwd_forward} is not a registered forward")
-    seqlens = [1024, 4096] if args.quick else SEQLENS
-    dims = [128] if args.quick else [64, 128]
-    if args.seqlens:
-        seqlens = parse_ints(args.seqlens, "--seqlens")
-    if args.head_dims:
-        dims = parse_ints(args.head_dims, "--head-dims")
-    dtypes = {"bf16": DTYPES["bf16"]} if args.quick else DTYPES
-    if args.dtypes:
-        unknown = set(args.dtypes.split(",")) - set(DTYPES)
-        if unknown:
-            ap.error(f"--dtypes: unknown {sorted(unknown)} (known: {sorted(DTYPES)})")
-        dtypes = {k: v for k, v in DTYPES.items() if k in args.dtypes.split(",")}
     flush = None if args.flush_l2 == "auto" else args.flush_l2 == "on"
     scalar_dtypes = set(args.scalar_dtypes.split(","))
     timing.prepare()
@@ -219,6 +350,7 @@ def main():
                                              dtypes=sorted(scalar_dtypes), max_n=max_n,
                                              bwd_max_n=args.scalar_bwd_max_n, reps=args.scalar_reps),
                                  naive_max_n=args.naive_max_n, fwdbwd_forward=args.fwdbwd_forward,
+                                 peers=peers, preset=args.preset or "",
                                  seed="torch.manual_seed(N * 1000 + d) per config, the same in every sample",
                                  complete=False)
     rows = []
@@ -226,23 +358,14 @@ def main():
     free0, _ = torch.cuda.mem_get_info()
     stopped = ""
     for sample in range(args.samples):
-        for d in dims:
-            h = 2048 // d
-            for n in seqlens:
-                b = max(1, 16384 // n)
-                for dname, dt in dtypes.items():
-                    if args.deadline_s and time.monotonic() - t0 > args.deadline_s:
-                        stopped = (f"stopped by --deadline-s {args.deadline_s:.0f} at sample {sample}, "
-                                   f"before d={d} N={n} {dname}")
-                        break
-                    rows += bench_config(args, passes, sample, b, h, n, d, dname, dt, variants, bwd_variants, max_n,
-                                         scalar_dtypes, flush, free0)
-                    context.update(elapsed_s=round(time.monotonic() - t0, 1))
-                    timing.write_results(args.out, "bench", rows, context)
-                if stopped:
-                    break
-            if stopped:
+        for p in points:
+            if args.deadline_s and time.monotonic() - t0 > args.deadline_s:
+                stopped = f"stopped by --deadline-s {args.deadline_s:.0f} at sample {sample}, before {p.label()}"
                 break
+            rows += bench_config(args, passes, sample, p, variants, bwd_variants, peers, max_n, scalar_dtypes, flush,
+                                 free0)
+            context.update(elapsed_s=round(time.monotonic() - t0, 1))
+            timing.write_results(args.out, "bench", rows, context)
         if stopped:
             break
     context.update(complete=not stopped, stopped=stopped, elapsed_s=round(time.monotonic() - t0, 1))
@@ -252,11 +375,12 @@ def main():
 
 
 class Inputs:
-    """The tensors of one config: q, k, v (BSHD) and, for the backward passes, the output gradient g
-    and leaf views of q, k, v that require grad (same memory)."""
+    """The tensors of one config: q (B, N, Hq, d), k, v (B, N, Hkv, d) and, for the backward passes,
+    the output gradient g (like q) and leaf views of q, k, v that require grad (same memory)."""
 
-    def __init__(self, b, h, n, d, dt, need_grad):
-        self.q, self.k, self.v = (torch.randn(b, n, h, d, device="cuda", dtype=dt) for _ in range(3))
+    def __init__(self, b, h, n, d, dt, need_grad, hkv=None):
+        self.q = torch.randn(b, n, h, d, device="cuda", dtype=dt)
+        self.k, self.v = (torch.randn(b, n, hkv or h, d, device="cuda", dtype=dt) for _ in range(2))
         self.g = torch.randn(b, n, h, d, device="cuda", dtype=dt) if need_grad else None
         self.leaves = [t.detach().requires_grad_(True) for t in (self.q, self.k, self.v)] if need_grad else None
 
@@ -265,18 +389,19 @@ def sdpa_fn(inp, pass_, backend, causal):
     """The timed call of SDPA for a pass, and a dict whose 'base' (allocated bytes the peak is taken
     against) the first call may set."""
     state = {}
+    gqa = dict(enable_gqa=True) if inp.k.shape[2] != inp.q.shape[2] else {}  # K/V heads shared by query groups
     if pass_ == "fwd":
         qt, kt, vt = inp.q.transpose(1, 2), inp.k.transpose(1, 2), inp.v.transpose(1, 2)
 
         def fn():
             with sdpa_kernel(backend):
-                return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal).transpose(1, 2)
+                return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, **gqa).transpose(1, 2)
         return fn, state
 
     def forward():  # inside the call, so autograd records every node on the stream the call runs on
         qt, kt, vt = (t.transpose(1, 2) for t in inp.leaves)
         with sdpa_kernel(backend):
-            return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+            return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, **gqa)
 
     gt = inp.g.transpose(1, 2)
     if pass_ == "fwdbwd":
@@ -319,39 +444,66 @@ def ioattn_fn(inp, pass_, name, fwd_name, causal, b, h, n, d):
     return fn
 
 
-def bench_config(args, passes, sample, b, h, n, d, dname, dt, variants, bwd_variants, max_n, scalar_dtypes, flush,
-                 free0):
-    """Rows of every (pass, implementation) at one (sample, d, N, dtype), both causal settings."""
+def triton_fn(inp, causal, b, h, n):
+    """The timed call of the Triton peer (outputs preallocated), after one untimed call that runs
+    its autotuning for this problem (outside the memory window and the timing); the chosen config."""
+    import triton_fa2
+    o, lse = torch.empty_like(inp.q), torch.empty((b, h, n), device=inp.q.device, dtype=torch.float32)
+
+    def fn():
+        return triton_fa2.forward(inp.q, inp.k, inp.v, causal=causal, out=o, lse=lse)[0]
+    fn()
+    torch.cuda.synchronize()
+    return fn, triton_fa2.tuned_config(inp.q.shape[-1])
+
+
+def peer_refusal(impl):
+    """Why a peer cannot run here ('' if it can)."""
+    if impl == TRITON:
+        import triton_fa2
+        return triton_fa2.available()
+    return ""
+
+
+def bench_config(args, passes, sample, p, variants, bwd_variants, peers, max_n, scalar_dtypes, flush, free0):
+    """Rows of every (pass, implementation) at one (sample, config), both causal settings."""
+    b, h, hkv, n, d, dname, dt = p.b, p.h, p.hkv, p.n, p.d, p.dname, DTYPES[p.dname]
     rows = []
     torch.manual_seed(n * 1000 + d)
-    need_grad = any(p != "fwd" for p in passes)
-    inp = Inputs(b, h, n, d, dt, need_grad)
+    need_grad = any(x != "fwd" for x in passes)
+    inp = Inputs(b, h, n, d, dt, need_grad, hkv)
     inp.fwd_state = {}
     q = inp.q
-    bytes_fwd = 4 * q.nbytes + b * h * n * 4   # q, k, v, O + fp32 LSE
-    bytes_bwd = 8 * q.nbytes + b * h * n * 4   # q, k, v, O, dO in; dQ, dK, dV out; LSE
+    kv = inp.k.nbytes + inp.v.nbytes
+    bytes_fwd = 2 * q.nbytes + kv + b * h * n * 4       # q, k, v, O + fp32 LSE
+    bytes_bwd = 4 * q.nbytes + 2 * kv + b * h * n * 4   # q, k, v, O, dO in; dQ, dK, dV out; LSE
     torch.cuda.synchronize()
     for causal in (False, True):
         flops = fwd_flops(b, h, n, d, causal)
         fwd_name = ""
         if "bwd" in passes or "fwdbwd" in passes:
             try:
-                fwd_name = (ioattn.choose_forward(b, h, h, n, n, d, dname, causal) if args.fwdbwd_forward == "auto"
+                fwd_name = (ioattn.choose_forward(b, h, hkv, n, n, d, dname, causal) if args.fwdbwd_forward == "auto"
                             else args.fwdbwd_forward)
             except ioattn.IoattnError as e:
                 fwd_name = ""
                 print(f"no ioattn forward for the backward rows: {e}", flush=True)
         for pass_ in passes:
             ref = {}  # the flash output of this (causal, pass): first tensor of its warm-up call
-            impls = [("sdpa:flash", SDPA["sdpa:flash"]), ("sdpa:cudnn", SDPA["sdpa:cudnn"])]
+            # SDPA flash first: its output is the reference of max_abs_diff_vs_flash.
+            impls = [(x, SDPA[x]) for x in ("sdpa:flash", "sdpa:cudnn") if x in peers or pass_ != "fwd"]
             if pass_ == "fwdbwd":
                 impls = [("sdpa:math", SDPA["sdpa:math"])] + impls
+            if pass_ == "fwd" and TRITON in peers:
+                impls.append((TRITON, None))
             names = variants if pass_ == "fwd" else bwd_variants
             impls += [("ioattn:" + name, None) for name in names]
+            if p.only is not None:
+                impls = [x for x in impls if x[0] in p.only]
             for impl, backend in impls:
                 rows.append(bench_one(args, pass_, impl, backend, inp, sample, b, h, n, d, dname, causal, flops,
                                       fwd_name, max_n, scalar_dtypes, flush, free0, ref,
-                                      bytes_fwd if pass_ == "fwd" else bytes_bwd))
+                                      bytes_fwd if pass_ == "fwd" else bytes_bwd, hkv))
             del ref
         inp.fwd_state.clear()
     del inp, q
@@ -361,12 +513,17 @@ def bench_config(args, passes, sample, b, h, n, d, dname, dt, variants, bwd_vari
 
 
 def bench_one(args, pass_, impl, backend, inp, sample, b, h, n, d, dname, causal, flops, fwd_name, max_n,
-              scalar_dtypes, flush, free0, ref, problem_bytes):
+              scalar_dtypes, flush, free0, ref, problem_bytes, hkv=None):
     """One row: (pass, impl) at one config."""
     name = impl.split(":", 1)[1]
-    row = empty_row(impl, pass_, dname, d, causal, n, b, h, sample)
+    row = empty_row(impl, pass_, dname, d, causal, n, b, h, sample, hkv)
+    hkv = hkv or h
     reps, max_time = args.reps, args.time_per_impl
-    scalar = backend is None and (name in SCALAR if pass_ == "fwd" else is_scalar_backward(name))
+    peer = impl.startswith("peer:")
+    scalar = backend is None and not peer and (name in SCALAR if pass_ == "fwd" else is_scalar_backward(name))
+    if peer and peer_refusal(impl):
+        row.update(status="refused", error=peer_refusal(impl))
+        return log(row)
     if scalar:
         reps = min(reps, args.scalar_reps)
         cap = max_n.get(name) if pass_ == "fwd" else args.scalar_bwd_max_n
@@ -391,28 +548,38 @@ def bench_one(args, pass_, impl, backend, inp, sample, b, h, n, d, dname, causal
     state = {}
     try:
         ws = 0
-        if backend is None:
+        if peer:
+            pass
+        elif backend is None:
             if pass_ == "fwd":
-                row.update(config_columns(name, b, h, n, d, dname, causal))  # refuses what it cannot run
-                ws = ioattn.workspace_bytes(name, b, h, h, n, n, d, dname, causal)
+                row.update(config_columns(name, b, h, n, d, dname, causal, hkv=hkv))  # refuses what it cannot run
+                ws = ioattn.workspace_bytes(name, b, h, hkv, n, n, d, dname, causal)
             else:
                 if not fwd_name:
                     raise ioattn.IoattnError(2, "no ioattn forward runs this problem (its O and LSE are needed)")
                 row["forward_kernel"] = fwd_name
-                row.update(bwd_config_columns(name, b, h, n, d, dname, causal))
-                ws = ioattn.backward_workspace_bytes(name, b, h, h, n, n, d, dname, causal)
+                row.update(bwd_config_columns(name, b, h, n, d, dname, causal, hkv=hkv))
+                ws = ioattn.backward_workspace_bytes(name, b, h, hkv, n, n, d, dname, causal)
                 if pass_ == "fwdbwd":
-                    ws += ioattn.workspace_bytes(fwd_name, b, h, h, n, n, d, dname, causal)
+                    ws += ioattn.workspace_bytes(fwd_name, b, h, hkv, n, n, d, dname, causal)
                 elif (fwd_name, causal) not in inp.fwd_state:  # bwd: the forward's O, LSE, once per config
                     o, lse = ioattn.forward(inp.q, inp.k, inp.v, kernel=fwd_name, causal=causal)
                     inp.fwd_state[(fwd_name, causal)] = (o, lse)
             if ws > 0.6 * free0:
                 raise ioattn.IoattnError(2, f"{name}: workspace {ws / 2**30:.1f} GiB does not fit in 60% "
                                             f"of the free device memory")
+        if peer:  # autotuning (the first call) before the memory window and the timing
+            fn, cfg = triton_fn(inp, causal, b, h, n)
+            if cfg:
+                bm, bn, stages, warps = cfg
+                row.update(br=bm, bc=bn, stages=stages, threads=32 * warps, grid_x=-(-n // bm), grid_y=b * h,
+                           grid_z=1, launches=1, splits=1)
         torch.cuda.synchronize()
         state["base"] = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
-        if backend is None:
+        if peer:
+            pass
+        elif backend is None:
             fn = ioattn_fn(inp, pass_, name, fwd_name, causal, b, h, n, d)
         else:
             fn, fn_state = sdpa_fn(inp, pass_, backend, causal)
@@ -438,15 +605,24 @@ def bench_one(args, pass_, impl, backend, inp, sample, b, h, n, d, dname, causal
     except ioattn.IoattnError as e:
         row.update(status="refused" if e.code == 2 else "error", error=str(e).splitlines()[0][:200])
     except (RuntimeError, ValueError) as e:
-        row.update(status="error", error=(str(e).splitlines() or [type(e).__name__])[0][:200])
+        msg = (str(e).splitlines() or [type(e).__name__])[0][:200]
+        # A peer that does not run the problem says so: SDPA's backend selection ("No available
+        # kernel"), the Triton peer's constraint check (triton_fa2.Refused).
+        refused = type(e).__name__ == "Refused" or (backend is not None and "No available kernel" in str(e))
+        row.update(status="refused" if refused else "error", error=msg)
+    except Exception as e:  # noqa: BLE001 - a peer's own failure (e.g. Triton's CompilationError) is its row's
+        if not peer:
+            raise
+        row.update(status="error", error=f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:180]}")
     torch.cuda.synchronize()
     state.clear()
     return log(row)
 
 
 def log(row):
+    gqa = f" Hkv={row['heads_kv']}" if row.get("heads_kv") not in (None, "", row["heads"]) else ""
     print(f"s{row['sample']} {row['pass']:6s} {row['impl']:27s} {row['dtype']} d={row['head_dim']:3d} "
-          f"causal={row['causal']} N={row['seqlen']:5d} "
+          f"causal={row['causal']} N={row['seqlen']:5d}{gqa} "
           + (f"{row['ms']:9.3f} ms {row['tflops']:7.1f} TFLOP/s  ({row['reps']} calls, {row['timing']})"
              if row["status"] == "ok" else f"{row['status']}: {row['error']}"), flush=True)
     return row

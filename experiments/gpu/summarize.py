@@ -58,8 +58,11 @@ def fnum(x):
         return None
 
 
+PEERS = ("sdpa:flash", "sdpa:cudnn", "peer:triton_fa2")  # what the ioattn rows are compared with
+
+
 def short(impl):
-    return impl.replace("ioattn:", "").replace("sdpa:", "")
+    return impl.replace("ioattn:", "").replace("sdpa:", "").replace("peer:", "")
 
 
 def is_ok(r):
@@ -282,7 +285,7 @@ def section_bench(rows, pts, impls, pass_="fwd"):
 
 
 def section_ratios(pts, impls, pass_="fwd"):
-    peers = [p for p in ("sdpa:flash", "sdpa:cudnn") if p in impls]
+    peers = [p for p in PEERS if p in impls]
     mine = [i for i in impls if i.startswith("ioattn:")]
     if not peers or not mine:
         return
@@ -299,7 +302,7 @@ def section_ratios(pts, impls, pass_="fwd"):
 
 
 def section_headline(pts, impls, pass_="fwd"):
-    peers = [p for p in ("sdpa:flash", "sdpa:cudnn") if p in impls]
+    peers = [p for p in PEERS if p in impls]
     if "sdpa:flash" not in peers:
         return
     print(f"headline, pass {pass_}: per config the best ioattn variant (highest mean speedup over SDPA flash)")

@@ -14,7 +14,12 @@ inputs, not measurements. Checks, on the ncu.csv ncu_collect.py writes:
   - the registry's config is checked against the K/V-outer kernel (the second launched), and a
     kernel count other than the registry's `launches` is reported;
   - the ncu command of a backward is `run --backward --bwd-kernel NAME ... --profile`;
-  - bad --passes and unknown backward names exit with a one-line message.
+  - bad --passes and unknown backward names exit with a one-line message;
+  - GQA, causal, d and any N (batch = max(1, 16384 // N), up to 64k): the problem flags of the
+    ioattn command (--heads-q/--heads-kv, --causal), the compulsory bytes (K, V with Hkv heads),
+    the causal FLOPs (halved), heads_kv and first_kernel columns, one raw file per profile, and a
+    peer (sdpa:flash) profiled through peers/profile_one.py;
+  - --preset heldout lists its problems, and refuses flags that would change them.
 Exit 0 when every check passes, 1 otherwise.
 """
 import csv
@@ -49,6 +54,9 @@ if "--backward" in args:
           ("void ioattn::dq_convert<128>(Params)", "(256, 1, 1)", "(64, 1, 1)")]
     if name == "bwd_two":  # a backward that launches fewer kernels than its registry entry says
         ks = ks[:2]
+elif "--impl" in args:  # a peer, through peers/profile_one.py
+    ks = [("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
+           "cutlass::bfloat16_t>, true>(Flash_fwd_params)", "(128, 1, 1)", "(32, 32, 1)")]
 else:
     name = args[args.index("--kernel") + 1]
     ks = [("void ioattn::" + name + "<128>(Params)", "(128, 1, 1)", "(4096, 1, 1)")]
@@ -143,6 +151,52 @@ def main():
                                                                "unknown backward")):
         try:
             ncu_collect.main(["--ioattn", "I", "--out", out, "--seqlens", "1024"] + argv)
+            expect(False, f"{what} is refused")
+        except SystemExit as e:
+            msg = str(e.code)
+            expect(msg.startswith("ncu_collect.py: ") and "\n" not in msg and what in msg, f"{what} is refused: {msg}")
+    expect(fwd[0]["heads_kv"] == "16" and fwd[0]["causal"] == "0", "an MHA row has heads_kv = heads, causal 0")
+
+    out2 = os.path.join(tmp, "out2")
+    rc = ncu_collect.main(["--ioattn", "IOATTN", "--out", out2, "--seqlens", "65536,3000", "--heads", "32",
+                           "--heads-kv", "8", "--causal", "0,1", "--peers", "sdpa:flash"])
+    expect(rc == 0, "GQA, causal 0,1, N 64k and 3000, a peer: exits 0")
+    with open(os.path.join(out2, "ncu.csv"), newline="") as f:
+        rows2 = list(csv.DictReader(f))
+    expect(len(rows2) == 8 and sorted({r["impl"] for r in rows2}) == ["ioattn:v05_fa2_fast", "sdpa:flash"],
+           "2 N x 2 causal x (peer + variant) rows")
+    for r in rows2:
+        b, n, hq, hkv = int(r["batch"]), int(r["seqlen"]), 32, 8
+        t, kv = b * n * hq * 128 * 2, b * n * hkv * 128 * 2
+        ok = (b == max(1, 16384 // n) and r["heads"] == "32" and r["heads_kv"] == "8"
+              and int(r["compulsory_read_bytes"]) == t + 2 * kv and int(r["compulsory_write_bytes"]) == t + 4 * b * hq * n
+              and float(r["flops"]) == 4.0 * b * hq * n * n * 128 / (2 if r["causal"] == "1" else 1) and not r["error"])
+        expect(ok, f"{r['impl']} N={n} causal={r['causal']}: batch, heads_kv, GQA compulsory bytes, causal FLOPs")
+    peer = [r for r in rows2 if r["impl"] == "sdpa:flash"]
+    expect(all("Flash_fwd_kernel_traits<128, 128, 64" in r["first_kernel"] for r in peer),
+           "a peer row keeps the first kernel's full name (its tile)")
+    log2 = open(ncu + ".log").read().splitlines()[len(log):]
+    expect(any("--kernel v05_fa2_fast --batch 1 --heads-q 32 --heads-kv 8 --seqlen 65536" in ln and "--causal" in ln
+               and ln.endswith("--profile") for ln in log2), "the ioattn command carries --heads-q/--heads-kv, --causal")
+    expect(any("profile_one.py --impl sdpa:flash --batch 5 --heads-q 32 --heads-kv 8 --seqlen 3000" in ln
+               and not ln.endswith("--profile") for ln in log2), "a peer is profiled through peers/profile_one.py")
+    expect(len(os.listdir(os.path.join(out2, "ncu_raw"))) == 8, "one raw file per profile (no overwrite)")
+
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = ncu_collect.main(["--ioattn", "I", "--out", out2, "--preset", "heldout", "--list"])
+    lines = buf.getvalue().splitlines()
+    expect(rc == 0 and len(lines) == 12 and sum(len(ln.split(": ")[1].split()) for ln in lines) == 28
+           and any("N=65536 B=1 Hq=16 Hkv=16 d=128 causal=1: sdpa:flash ioattn:v06_fa2_wgmma" in ln for ln in lines)
+           and any("N=4096 B=4 Hq=32 Hkv=8 d=128 causal=0" in ln for ln in lines)
+           and any("N=2048 B=8 Hq=8 Hkv=8 d=256" in ln for ln in lines), "--preset heldout lists its 28 profiles")
+    for argv, what in ((["--preset", "heldout", "--seqlens", "1024"], "--seqlens"),
+                       (["--causal", "0,2"], "--causal"), (["--peers", "sdpa:nope"], "unknown peer"),
+                       (["--heads", "32", "--heads-kv", "5"], "--heads-kv")):
+        try:
+            ncu_collect.main(["--ioattn", "I", "--out", out2, "--list"] + argv)
             expect(False, f"{what} is refused")
         except SystemExit as e:
             msg = str(e.code)

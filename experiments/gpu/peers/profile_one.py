@@ -1,0 +1,77 @@
+"""One forward of a peer between cudaProfilerStart/Stop: the target ncu_collect.py profiles for peers.
+
+    ncu --profile-from-start off ... python3 experiments/gpu/peers/profile_one.py --impl sdpa:flash \
+        --batch 1 --heads 32 --heads-kv 8 --seqlen 16384 --head-dim 128 --dtype bf16 [--causal]
+
+The peer's counterpart of `ioattn run --kernel V ... --profile`: inputs as bench_sdpa.py makes them
+(q (B, N, Hq, d), k, v (B, N, Hkv, d), BSHD; SDPA gets the BHSD view of the same memory, with
+enable_gqa when Hkv < Hq), three warm-up calls outside the profiler range (module load, SDPA's
+backend choice, cuDNN's plan, the Triton peer's autotuning), then exactly one call inside it.
+Impls: sdpa:flash, sdpa:cudnn, sdpa:efficient, peer:triton_fa2. A peer that refuses the problem
+exits 2 with its one-line reason; --help works without torch.
+"""
+import argparse
+import os
+import sys
+
+IMPLS = ("sdpa:flash", "sdpa:cudnn", "sdpa:efficient", "peer:triton_fa2")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--impl", required=True, choices=IMPLS)
+    ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--heads", type=int, required=True, help="query heads")
+    ap.add_argument("--heads-kv", type=int, default=0, help="key/value heads (default: = --heads)")
+    ap.add_argument("--seqlen", type=int, required=True)
+    ap.add_argument("--head-dim", type=int, required=True)
+    ap.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
+    ap.add_argument("--causal", action="store_true")
+    ap.add_argument("--warmup", type=int, default=3)
+    args = ap.parse_args(argv)
+    hkv = args.heads_kv or args.heads
+    if min(args.batch, args.heads, hkv, args.seqlen, args.head_dim) < 1 or args.heads % hkv:
+        raise SystemExit("profile_one.py: sizes must be >= 1 and --heads-kv must divide --heads")
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
+    torch.manual_seed(0)
+    b, n, h, d = args.batch, args.seqlen, args.heads, args.head_dim
+    q = torch.randn(b, n, h, d, device="cuda", dtype=dt)
+    k, v = (torch.randn(b, n, hkv, d, device="cuda", dtype=dt) for _ in range(2))
+    if args.impl == "peer:triton_fa2":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import triton_fa2
+        o, lse = torch.empty_like(q), torch.empty((b, h, n), device="cuda", dtype=torch.float32)
+
+        def call():
+            triton_fa2.forward(q, k, v, causal=args.causal, out=o, lse=lse)
+        refused = (triton_fa2.Refused,)
+    else:
+        backend = {"sdpa:flash": SDPBackend.FLASH_ATTENTION, "sdpa:cudnn": SDPBackend.CUDNN_ATTENTION,
+                   "sdpa:efficient": SDPBackend.EFFICIENT_ATTENTION}[args.impl]
+        qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        gqa = dict(enable_gqa=True) if hkv != h else {}
+
+        def call():
+            with sdpa_kernel(backend):
+                F.scaled_dot_product_attention(qt, kt, vt, is_causal=args.causal, **gqa)
+        refused = (RuntimeError,)
+    try:
+        for _ in range(max(1, args.warmup)):
+            call()
+        torch.cuda.synchronize()
+    except refused as e:
+        print(f"profile_one.py: {args.impl} refused: {(str(e).splitlines() or [''])[0][:200]}", file=sys.stderr)
+        return 2
+    torch.cuda.profiler.start()
+    call()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+    print(f"profiled one call of {args.impl} (B={b} N={n} Hq={h} Hkv={hkv} d={d} {args.dtype} causal={int(args.causal)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,246 @@
+"""experiments/gpu/test_bench_sdpa.py: bench_sdpa.py's bookkeeping without a GPU (ctest bench_sdpa_cpu).
+
+    python3 experiments/gpu/test_bench_sdpa.py
+
+A stand-in `torch` (tensors that carry a shape and nothing else, SDPA that records its calls and
+refuses what a backend would) and a stand-in `ioattn` (registry answers, forward calls recorded)
+replace the real ones; timing.time_call is replaced by one call of the function (the times are
+test inputs, not measurements). Checks, on the bench.csv bench_sdpa.py writes:
+  - the older columns come first, in their order; heads_kv is appended;
+  - --heads-kv: k and v get Hkv heads, the registry and the ioattn calls get (Hq, Hkv), SDPA gets
+    enable_gqa=True; an MHA run passes no enable_gqa and has heads_kv = heads;
+  - --head-dims 128,256: a variant the registry refuses at d = 256 and SDPA's "No available kernel"
+    are `refused` rows with their reason; the Triton peer without triton is a `refused` row;
+  - --preset heldout: its 28 rows per sample, each config with only its impls, batch = 16384 // N
+    (at least 1), bf16, both causal settings; grid flags beside it are refused with one line;
+  - --list runs without torch.
+Exit 0 when every check passes, 1 otherwise.
+"""
+import contextlib
+import importlib.util
+import csv
+import io
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+OLD_COLS = ["impl", "study", "pass", "dtype", "head_dim", "causal", "seqlen", "batch", "heads", "sample", "status",
+            "ms", "ms_min", "ms_max", "reps", "timing", "flush_l2", "tflops", "br", "bc", "stages", "threads",
+            "smem_bytes", "ctas_per_sm", "grid_x", "grid_y", "grid_z", "grid_order", "launches", "splits",
+            "forward_kernel", "peak_extra_mib", "max_abs_diff_vs_flash", "limit", "error"]
+CALLS = {"sdpa": [], "config": [], "forward": []}
+
+
+class T:
+    """A tensor stand-in: a shape and a dtype."""
+
+    def __init__(self, shape, dtype="bf16"):
+        self.shape, self.dtype = tuple(shape), dtype
+        self.nbytes = math.prod(self.shape) * 2
+        self.device = "cuda"
+
+    def transpose(self, a, b):
+        s = list(self.shape)
+        s[a], s[b] = s[b], s[a]
+        return T(s, self.dtype)
+
+    def element_size(self):
+        return 2
+
+    def float(self):
+        return self
+
+    def __sub__(self, other):
+        return self
+
+    def abs(self):
+        return self
+
+    def max(self):
+        return types.SimpleNamespace(item=lambda: 0.0)
+
+    def detach(self):
+        return self
+
+    def requires_grad_(self, flag=True):
+        return self
+
+
+def fake_torch():
+    torch = types.ModuleType("torch")
+    torch.__path__ = []
+    torch.bfloat16, torch.float16, torch.float32 = "bf16", "fp16", "fp32"
+    torch.Tensor = T
+    torch.randn = lambda *shape, device=None, dtype=None: T(shape, dtype)
+    torch.empty_like = lambda t: T(t.shape, t.dtype)
+    torch.empty = lambda shape, device=None, dtype=None: T(shape, dtype)
+    torch.manual_seed = lambda s: None
+    torch.cuda = types.SimpleNamespace(is_available=lambda: True, synchronize=lambda: None,
+                                       memory_allocated=lambda: 0, reset_peak_memory_stats=lambda: None,
+                                       max_memory_allocated=lambda: 0, mem_get_info=lambda: (80 << 30, 80 << 30),
+                                       empty_cache=lambda: None)
+    nn = types.ModuleType("torch.nn")
+    nn.__path__ = []
+    functional = types.ModuleType("torch.nn.functional")
+    attention = types.ModuleType("torch.nn.attention")
+    attention.SDPBackend = types.SimpleNamespace(MATH="math", FLASH_ATTENTION="flash", CUDNN_ATTENTION="cudnn")
+    current = []
+
+    @contextlib.contextmanager
+    def sdpa_kernel(backend):
+        current.append(backend)
+        yield
+        current.pop()
+
+    def sdpa(q, k, v, is_causal=False, enable_gqa=False):
+        CALLS["sdpa"].append(dict(backend=current[-1], q=q.shape, k=k.shape, gqa=enable_gqa))
+        if k.shape[1] != q.shape[1] and not enable_gqa:
+            raise RuntimeError("The size of tensor a must match the size of tensor b")
+        if current[-1] == "cudnn" and q.shape[-1] == 256:
+            raise RuntimeError("No available kernel. Aborting execution.")
+        return T(q.shape, q.dtype)
+
+    attention.sdpa_kernel = sdpa_kernel
+    functional.scaled_dot_product_attention = sdpa
+    torch.nn, nn.functional, nn.attention = nn, functional, attention
+    sys.modules.update({"torch": torch, "torch.nn": nn, "torch.nn.functional": functional,
+                        "torch.nn.attention": attention})
+
+
+class IoattnError(RuntimeError):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+def fake_ioattn():
+    m = types.ModuleType("ioattn")
+    m.IoattnError = IoattnError
+    m.kernels = lambda: {"v05_fa2_fast": {}, "v06_fa2_wgmma": {}}
+
+    def kernel_config(name, b, hq, hkv, nq, nk, d, dtype, **kw):
+        CALLS["config"].append((name, b, hq, hkv, nq, d))
+        if name == "v06_fa2_wgmma" and d == 256:
+            raise IoattnError(2, "v06_fa2_wgmma: head_dim 256 is not supported (64, 128)")
+        return dict(br=128, bc=64, stages=2, threads=128, grid_x=nq // 128, grid_y=b * hq, grid_z=1, launches=1)
+
+    def forward(q, k, v, kernel="", causal=False, out=None, lse=None):
+        CALLS["forward"].append((kernel, q.shape, k.shape))
+        return out, lse
+
+    m.kernel_config = kernel_config
+    m.workspace_bytes = lambda *a, **k: 0
+    m.forward = forward
+    m.release_workspace = lambda: None
+    return m
+
+
+def read(out):
+    with open(os.path.join(out, "bench.csv"), newline="") as f:
+        r = csv.DictReader(f)
+        return r.fieldnames, list(r)
+
+
+def main():
+    bad = []
+
+    def expect(ok, what):
+        print(("PASS: " if ok else "FAIL: ") + what)
+        if not ok:
+            bad.append(what)
+
+    sys.modules["ioattn"] = fake_ioattn()
+    import bench_sdpa
+    import timing
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = bench_sdpa.main(["--list", "--preset", "heldout"])
+    expect(rc == 0 and "torch" not in sys.modules and len(buf.getvalue().splitlines()) == 7,
+           "--list --preset heldout runs without torch (6 configs and a total)")
+
+    have_triton = importlib.util.find_spec("triton") is not None  # then its real import is not mixed with the stand-in
+    fake_torch()
+
+    def time_call(fn, first_call=None, **kw):
+        out = fn()
+        if first_call:
+            first_call(out)
+        return dict(median_ms=1.0, min_ms=1.0, max_ms=1.0, n=3, method="stand-in", flush_l2=False, check="")
+    timing.time_call, timing.prepare = time_call, lambda *a: None
+    timing.run_context = lambda **kw: dict(kw)
+
+    tmp = tempfile.mkdtemp()
+    out = os.path.join(tmp, "gqa")
+    with contextlib.redirect_stdout(io.StringIO()):
+        rc = bench_sdpa.main(["--out", out, "--head-dims", "128,256", "--seqlens", "1024", "--dtypes", "bf16",
+                              "--heads-kv", "4", "--samples", "1", "--peers",
+                              "sdpa:flash,sdpa:cudnn" + ("" if have_triton else ",peer:triton_fa2")])
+    header, rows = read(out)
+    expect(rc == 0 and header[:len(OLD_COLS)] == OLD_COLS and header[len(OLD_COLS)] == "heads_kv",
+           "the older columns first, in order; heads_kv appended")
+    expect(len(rows) == 2 * 2 * (4 if have_triton else 5) and all(r["heads_kv"] == "4" for r in rows)
+           and {r["heads"] for r in rows} == {"16", "8"}, "every row has heads_kv 4; heads 2048 / d")
+    expect(all(c[3] == 4 for c in CALLS["config"]) and all(f[2][2] == 4 and f[1][2] in (16, 8) for f in CALLS["forward"]),
+           "the registry and ioattn.forward see (Hq, Hkv = 4)")
+    expect(CALLS["sdpa"] and all(c["gqa"] and c["k"][1] == 4 for c in CALLS["sdpa"]),
+           "SDPA gets the BHSD views with Hkv heads and enable_gqa=True")
+    st = {(r["impl"], r["head_dim"]): (r["status"], r["error"]) for r in rows}
+    expect(st[("ioattn:v06_fa2_wgmma", "256")][0] == "refused" and "head_dim 256" in st[("ioattn:v06_fa2_wgmma", "256")][1],
+           "a variant refusing d = 256 is a refused row with the registry's reason")
+    expect(st[("sdpa:cudnn", "256")][0] == "refused" and "No available kernel" in st[("sdpa:cudnn", "256")][1],
+           "SDPA's 'No available kernel' is a refused row")
+    expect(st[("ioattn:v05_fa2_fast", "256")][0] == "ok" and st[("sdpa:flash", "256")][0] == "ok",
+           "the rest ran")
+    if have_triton:
+        print("skip: triton is installed here, the refusal without it is not checked")
+    else:
+        tr = [r for r in rows if r["impl"] == "peer:triton_fa2"]
+        expect(len(tr) == 4 and all(r["status"] == "refused" and "triton is not installed" in r["error"] for r in tr),
+               "the Triton peer without triton: refused rows")
+
+    CALLS["sdpa"].clear()
+    out = os.path.join(tmp, "mha")
+    with contextlib.redirect_stdout(io.StringIO()):
+        rc = bench_sdpa.main(["--out", out, "--quick", "--seqlens", "2048", "--samples", "1"])
+    header, rows = read(out)
+    expect(rc == 0 and all(r["heads_kv"] == r["heads"] == "16" for r in rows)
+           and {r["impl"] for r in rows} == {"sdpa:flash", "sdpa:cudnn", "ioattn:v05_fa2_fast", "ioattn:v06_fa2_wgmma"}
+           and not any(c["gqa"] for c in CALLS["sdpa"]), "MHA: heads_kv = heads, no enable_gqa, the default peers")
+
+    out = os.path.join(tmp, "heldout")
+    with contextlib.redirect_stdout(io.StringIO()):
+        rc = bench_sdpa.main(["--out", out, "--preset", "heldout", "--samples", "1"])
+    header, rows = read(out)
+    by = {}
+    for r in rows:
+        by.setdefault((r["head_dim"], r["seqlen"], r["batch"], r["heads"], r["heads_kv"]), set()).add(
+            (r["impl"], r["causal"]))
+    want = {("256", "2048", "8", "8", "8"): ["sdpa:flash", "ioattn:v05_fa2_fast"],
+            ("256", "8192", "2", "8", "8"): ["sdpa:flash", "ioattn:v05_fa2_fast"],
+            ("128", "4096", "4", "32", "8"): ["sdpa:flash", "ioattn:v05_fa2_fast", "ioattn:v06_fa2_wgmma"],
+            ("128", "16384", "1", "32", "8"): ["sdpa:flash", "ioattn:v05_fa2_fast", "ioattn:v06_fa2_wgmma"],
+            ("128", "32768", "1", "16", "16"): ["sdpa:flash", "ioattn:v06_fa2_wgmma"],
+            ("128", "65536", "1", "16", "16"): ["sdpa:flash", "ioattn:v06_fa2_wgmma"]}
+    want = {k: {(i, c) for i in v for c in ("0", "1")} for k, v in want.items()}
+    expect(rc == 0 and len(rows) == 28 and by == want and all(r["dtype"] == "bf16" and r["status"] == "ok" for r in rows),
+           "--preset heldout: 28 rows, each config with its impls, batch max(1, 16384 // N), bf16, causal 0 and 1")
+    for argv, what in ((["--preset", "heldout", "--head-dims", "64"], "--head-dims"),
+                       (["--heads", "16", "--heads-kv", "5"], "--heads-kv"), (["--peers", "sdpa:nope"], "unknown peer")):
+        try:
+            bench_sdpa.main(["--list"] + argv)
+            expect(False, f"{what} is refused")
+        except SystemExit as e:
+            msg = str(e.code)
+            expect(msg.startswith("bench_sdpa.py: ") and "\n" not in msg and what in msg, f"{what} is refused: {msg}")
+    subprocess.run(["rm", "-rf", tmp], check=False)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
