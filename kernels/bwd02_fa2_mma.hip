@@ -126,7 +126,7 @@ kv_outer_mma_kernel(AttnView a, const T* __restrict__ g_Q_all, const T* __restri
       frag::async_commit();
       for (int r = tid; r < kBr; r += Tl::kThreads) {
         const bool valid = i0 + r < i1;
-        s_lse[r] = staged_lse(valid, valid ? g_LSE[a.lse_offset(b, h, i0 + r)] : 0.f);  // HBM read: LSE_i
+        s_lse[r] = staged_lse_log2(valid, valid ? g_LSE[a.lse_offset(b, h, i0 + r)] : 0.f);  // HBM read: LSE_i
         s_D[r] = valid ? g_D[a.lse_offset(b, h, i0 + r)] : 0.f;                         // HBM read: D_i
       }
       frag::async_wait<0>();
@@ -155,16 +155,17 @@ kv_outer_mma_kernel(AttnView a, const T* __restrict__ g_Q_all, const T* __restri
 
       // P^T and dS^T in place (row = key j, column = query i). Only a tile that crosses a mask
       // boundary tests (i, j); keys past seqlen_k (zero rows of s_K) are such a boundary.
-      const bool unmasked = mask.tile_unmasked(i0, i1, j0, j0 + kBc);
+      with_mask(mask.tile_unmasked(i0, i1, j0, j0 + kBc), [&](auto masked) {
 #pragma unroll
-      for (int t = 0; t < kNQ; ++t)
+        for (int t = 0; t < kNQ; ++t)
 #pragma unroll
-        for (int e = 0; e < frag::kCElems; ++e) {
-          const int n = t * frag::kN + frag::c_col(lane, e);
-          const int64_t i = i0 + n, j = j0 + kr0 + frag::c_row(lane, e);
-          const bool visible = unmasked || (j >= mask.key_begin(i) && j < mask.key_end(i));
-          prob_and_dscore(r_S[t].x[e], r_dP[t].x[e], visible, a.scale, s_lse[n], s_D[n]);
-        }
+          for (int e = 0; e < frag::kCElems; ++e) {
+            const int n = t * frag::kN + frag::c_col(lane, e);
+            const int64_t i = i0 + n, j = j0 + kr0 + frag::c_row(lane, e);
+            const bool visible = !masked || (j >= mask.key_begin(i) && j < mask.key_end(i));
+            prob_and_dscore(r_S[t].x[e], r_dP[t].x[e], visible, a.scale_log2, s_lse[n], s_D[n]);
+          }
+      });
 
       // dV_j += P^T dO_i and dK_j += dS^T Q_i (scale at the end): 16 queries per MMA, P^T and dS^T
       // from their accumulators (rounded to the dtype there).

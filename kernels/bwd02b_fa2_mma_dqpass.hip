@@ -113,7 +113,7 @@ dq_pass_mma_kernel(AttnView a, const T* __restrict__ g_Q_all, const T* __restric
   for (int s = 0; s < kR; ++s) {
     const int64_t i = wi0 + frag::c_slot_row(lane, s);
     const bool valid = i < a.seqlen_q;
-    lse[s] = staged_lse(valid, valid ? g_LSE[a.lse_offset(b, h, i)] : 0.f);  // HBM read: LSE_i, once
+    lse[s] = staged_lse_log2(valid, valid ? g_LSE[a.lse_offset(b, h, i)] : 0.f);  // HBM read: LSE_i, once
     D[s] = valid ? g_D[a.lse_offset(b, h, i)] : 0.f;                         // HBM read: D_i, once
   }
   // The keys any row of the block, and of the warp, can see.
@@ -155,16 +155,17 @@ dq_pass_mma_kernel(AttnView a, const T* __restrict__ g_Q_all, const T* __restric
     }
 
     // P and dS in place; only a tile that crosses a boundary for this warp's rows tests (i, j).
-    const bool unmasked = mask.tile_unmasked(wi0, wi1, j0, j0 + kBc);
+    with_mask(mask.tile_unmasked(wi0, wi1, j0, j0 + kBc), [&](auto masked) {
 #pragma unroll
-    for (int t = 0; t < kNS; ++t)
+      for (int t = 0; t < kNS; ++t)
 #pragma unroll
-      for (int e = 0; e < frag::kCElems; ++e) {
-        const int s = frag::c_row_slot(e);
-        const int64_t i = wi0 + frag::c_row(lane, e), j = j0 + t * frag::kN + frag::c_col(lane, e);
-        const bool visible = unmasked || (j >= mask.key_begin(i) && j < mask.key_end(i));
-        prob_and_dscore(r_S[t].x[e], r_dP[t].x[e], visible, a.scale, lse[s], D[s]);
-      }
+        for (int e = 0; e < frag::kCElems; ++e) {
+          const int s = frag::c_row_slot(e);
+          const int64_t i = wi0 + frag::c_row(lane, e), j = j0 + t * frag::kN + frag::c_col(lane, e);
+          const bool visible = !masked || (j >= mask.key_begin(i) && j < mask.key_end(i));
+          prob_and_dscore(r_S[t].x[e], r_dP[t].x[e], visible, a.scale_log2, lse[s], D[s]);
+        }
+    });
 
     // dQ_i += dS_ij K_j: 16 keys per MMA, dS from its accumulators (rounded to the dtype there).
 #pragma unroll

@@ -34,7 +34,7 @@
 // from mask.hpp's per-row key ranges); only a warpgroup whose 64 keys cross a boundary for the
 // tile (diagonal, window edge, seqlen_k) evaluates the mask (MaskSpec::tile_unmasked). A fully
 // masked row (LSE = -inf) and the padding rows of the last tile (zero-filled Q, dO; LSE, D zero
-// bytes) are staged with LSE = +inf (bwd_mma.hpp staged_lse): P = 0, dS = 0, no dQ contribution;
+// bytes) are staged with LSE = +inf (bwd_mma.hpp staged_lse_log2): P = 0, dS = 0, no dQ contribution;
 // padding rows are never added to dQ_accum, padding keys (zero rows of K_j, V_j) are masked.
 //
 // HBM traffic (simulator: `ioattn simulate --pass bwd --strategy fa2 --dq atomic`), e = 2 bytes,
@@ -62,9 +62,12 @@
 // Not done (FA3 has them): a TMA producer warp with setmaxnreg, dQ through shared memory and one
 // bulk reduce per tile (cp.reduce.async.bulk) instead of per-element atomics, overlapping the
 // atomics and the softmax with the next tile's S^T/dP^T wgmmas.
-// ptxas (not measured on a GPU; nvcc 13.0, sm_90a, -O3 -Xptxas -v): K/V-outer kernel, registers per
-// thread, fp16 = bf16: d = 64: 250, d = 128: 255 (the instances without the dQ step, bwd03b's:
-// 253, 233); 0 bytes of spill, and no wgmma serialization reported.
+// ptxas (nvcc 13.0, sm_90a, -O3 -Xptxas -v): K/V-outer kernel, registers per thread, fp16 = bf16:
+// d = 64: 255, d = 128: 255 with 4 bytes of spill (the instances without the dQ step, bwd03b's:
+// 255, 245, no spill); no wgmma serialization reported. Since the first measured run the element
+// loop has one instance per mask case (mma_bwd::with_mask: no per-element mask arithmetic on the
+// unmasked tiles, where ncu counted ~180 branch instructions per warp and tile) and P is
+// 2^(S scale log2 e - LSE log2 e) by one FMA and ex2 (was expf): not yet measured.
 // Measured: passes the GPU suite and memcheck on the H200 (2026-12-01); its times are in
 // kernels/README.md's generated backward tables (the run CANONICAL names as `bwd`).
 // Run: build-gpu/verify/kernels/gpu_backward (the GPU property tests of every backward variant), or
@@ -203,17 +206,18 @@ kv_outer_wgmma_kernel(AttnView a, const T* __restrict__ g_Q_all, const T* __rest
     // column n = 8 t8 + 2 (lane%4) + e%2 of the tile. Only a warpgroup whose keys cross a mask
     // boundary for the tile tests (i, j); keys past seqlen_k (zero rows of K_j) are such a boundary.
     const int rows = static_cast<int>(tr.i1 - tr.i0);
-    const bool unmasked = mask.tile_unmasked(tr.i0, tr.i1, jw0, jw0 + 64);
+    mma_bwd::with_mask(mask.tile_unmasked(tr.i0, tr.i1, jw0, jw0 + 64), [&](auto masked) {
 #pragma unroll
-    for (int t8 = 0; t8 < kBr / 8; ++t8)
+      for (int t8 = 0; t8 < kBr / 8; ++t8)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int n = 8 * t8 + frag::c_col(lane, e);
-        const int64_t i = tr.i0 + n, j = jw0 + 16 * wq + frag::c_row(lane, e);
-        const bool visible = unmasked || (j >= mask.key_begin(i) && j < mask.key_end(i));
-        mma_bwd::prob_and_dscore(r_S[4 * t8 + e], r_dP[4 * t8 + e], visible, a.scale, mma_bwd::staged_lse(n < rows, lse[n]),
-                        Dv[n]);
-      }
+        for (int e = 0; e < 4; ++e) {
+          const int n = 8 * t8 + frag::c_col(lane, e);
+          const int64_t i = tr.i0 + n, j = jw0 + 16 * wq + frag::c_row(lane, e);
+          const bool visible = !masked || (j >= mask.key_begin(i) && j < mask.key_end(i));
+          mma_bwd::prob_and_dscore(r_S[4 * t8 + e], r_dP[4 * t8 + e], visible, a.scale_log2,
+                                   mma_bwd::staged_lse_log2(n < rows, lse[n]), Dv[n]);
+        }
+    });
     uint32_t r_Pa[kBr / 16][4], r_dSa[kBr / 16][4];  // P^T, dS^T as A operands, 16 queries each
     pack_a<T, kBr>(r_S, r_Pa);
     pack_a<T, kBr>(r_dP, r_dSa);

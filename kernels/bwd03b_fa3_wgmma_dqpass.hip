@@ -22,7 +22,7 @@
 // Masks: key tiles no row of the block can see are never loaded, tiles no row of a warpgroup can
 // see are skipped by that warpgroup (wgmma needs all 4 of its warps), only a warp whose rows cross
 // a boundary evaluates the mask (MaskSpec::tile_unmasked); fully masked rows and rows past
-// seqlen_q are staged with LSE = +inf (bwd_mma.hpp staged_lse), so their dQ row is exactly 0;
+// seqlen_q are staged with LSE = +inf (bwd_mma.hpp staged_lse_log2), so their dQ row is exactly 0;
 // padding keys (zero rows of K_j, V_j past seqlen_k) are masked.
 //
 // HBM traffic (simulator: `ioattn simulate --pass bwd --strategy fa2 --dq separate`), e = 2 bytes,
@@ -145,7 +145,7 @@ dq_pass_wgmma_kernel(AttnView a, const T* __restrict__ g_Q_all, const T* __restr
   for (int s = 0; s < 2; ++s) {
     const int64_t i = wi0 + frag::c_slot_row(lane, s);
     const bool valid = i < a.seqlen_q;
-    lse[s] = mma_bwd::staged_lse(valid, valid ? g_LSE[a.lse_offset(b, h, i)] : 0.f);  // HBM read: LSE_i, once
+    lse[s] = mma_bwd::staged_lse_log2(valid, valid ? g_LSE[a.lse_offset(b, h, i)] : 0.f);  // HBM read: LSE_i, once
     D[s] = valid ? g_D[a.lse_offset(b, h, i)] : 0.f;                                  // HBM read: D_i, once
     key_lo[s] = valid ? mask.key_begin(i) : 0;
     key_hi[s] = valid ? mask.key_end(i) : 0;
@@ -188,16 +188,17 @@ dq_pass_wgmma_kernel(AttnView a, const T* __restrict__ g_Q_all, const T* __restr
 
     // P and dS in place: element r[4 t + e] is row wi0 + lane/4 + 8 (e/2), key j Bc + 8 t +
     // 2 (lane%4) + e%2. Only a warp whose rows cross a mask boundary in this tile tests (i, j).
-    const bool unmasked = mask.tile_unmasked(wi0, wi1, j * kBc, (j + 1) * kBc);
+    mma_bwd::with_mask(mask.tile_unmasked(wi0, wi1, j * kBc, (j + 1) * kBc), [&](auto masked) {
 #pragma unroll
-    for (int t = 0; t < kBc / 8; ++t)
+      for (int t = 0; t < kBc / 8; ++t)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int s = frag::c_row_slot(e);
-        const int64_t col = j * kBc + 8 * t + frag::c_col(lane, e);
-        const bool visible = unmasked || (col >= key_lo[s] && col < key_hi[s]);
-        mma_bwd::prob_and_dscore(r_S[4 * t + e], r_dP[4 * t + e], visible, a.scale, lse[s], D[s]);
-      }
+        for (int e = 0; e < 4; ++e) {
+          const int s = frag::c_row_slot(e);
+          const int64_t col = j * kBc + 8 * t + frag::c_col(lane, e);
+          const bool visible = !masked || (col >= key_lo[s] && col < key_hi[s]);
+          mma_bwd::prob_and_dscore(r_S[4 * t + e], r_dP[4 * t + e], visible, a.scale_log2, lse[s], D[s]);
+        }
+    });
     uint32_t r_dSa[kBc / 16][4];  // dS as the A operand of dQ += dS K, 16 keys each
     pack_a<T, kBc>(r_dP, r_dSa);
 

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "kernels/attn_view.hpp"
 #include "kernels/bwd_scalar.hpp"  // Workspace, workspace_bytes, query_rows_seeing, check_pointers
@@ -117,17 +118,29 @@ __device__ inline void store_rows(T* g, int64_t row_stride, int rows, const frag
   }
 }
 
-// The LSE a row is staged with: its own, or +inf when it must contribute nothing (see the header).
-__device__ inline float staged_lse(bool row_valid, float lse) {
-  return row_valid && lse != -INFINITY ? lse : INFINITY;
+// The LSE a row is staged with, in base 2 (lse log2(e), so that P = 2^(s scale log2(e) - lse log2(e))
+// is one FMA and one ex2): its own, or +inf when it must contribute nothing (see the header).
+__device__ inline float staged_lse_log2(bool row_valid, float lse) {
+  return row_valid && lse != -INFINITY ? lse * 1.4426950408889634f : INFINITY;
 }
 
-// P_ij = exp(s_ij scale - lse_i) where (i, j) is visible, else 0 (`visible` is false only at
-// boundary tiles), and dS_ij = P_ij (dP_ij - D_i), in place of s and dp.
-__device__ inline void prob_and_dscore(float& s, float& dp, bool visible, float scale, float lse, float D) {
-  const float p = visible ? expf(s * scale - lse) : 0.f;
+// P_ij = exp(s_ij scale - lse_i) = 2^(s_ij scale_log2 - lse2_i) where (i, j) is visible, else 0
+// (`visible` is false only at boundary tiles), and dS_ij = P_ij (dP_ij - D_i), in place of s and
+// dp. lse2 is staged_lse_log2's; exp2 is the forward's (frag::fast_exp2: ex2.approx on NVIDIA).
+__device__ inline void prob_and_dscore(float& s, float& dp, bool visible, float scale_log2, float lse2, float D) {
+  const float p = visible ? frag::fast_exp2(fmaf(s, scale_log2, -lse2)) : 0.f;
   s = p;
   dp = p * (dp - D);
+}
+
+// Calls f(std::false_type{}) for a tile that crosses no mask boundary (`unmasked`), else
+// f(std::true_type{}): the element loop inside f tests (i, j) only when its argument is true, so
+// the common, unmasked tile carries no per-element mask arithmetic (the compiler folds the test
+// away in that instance).
+template <class F>
+__device__ __forceinline__ void with_mask(bool unmasked, F&& f) {
+  if (unmasked) f(std::false_type{});
+  else f(std::true_type{});
 }
 
 // ---- the element-wise kernels ---------------------------------------------------------------------

@@ -28,7 +28,7 @@
 #include <type_traits>
 
 #include "kernels/attn_view.hpp"
-#include "kernels/bwd_mma.hpp"  // preprocess, dq_convert, staged_lse, prob_and_dscore, store_rows
+#include "kernels/bwd_mma.hpp"  // preprocess, dq_convert, staged_lse_log2, prob_and_dscore, with_mask, store_rows
 #include "kernels/bwd_scalar.hpp"
 #include "kernels/launcher.hpp"
 #include "kernels/platform/fragment.hpp"
