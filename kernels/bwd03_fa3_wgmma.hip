@@ -63,11 +63,12 @@
 // bulk reduce per tile (cp.reduce.async.bulk) instead of per-element atomics, overlapping the
 // atomics and the softmax with the next tile's S^T/dP^T wgmmas.
 // ptxas (nvcc 13.0, sm_90a, -O3 -Xptxas -v): K/V-outer kernel, registers per thread, fp16 = bf16:
-// d = 64: 255, d = 128: 255 with 4 bytes of spill (the instances without the dQ step, bwd03b's:
-// 255, 245, no spill); no wgmma serialization reported. Since the first measured run the element
-// loop has one instance per mask case (mma_bwd::with_mask: no per-element mask arithmetic on the
-// unmasked tiles, where ncu counted ~180 branch instructions per warp and tile) and P is
-// 2^(S scale log2 e - LSE log2 e) by one FMA and ex2 (was expf): not yet measured.
+// d = 64: 255, d = 128: 255 (the instances without the dQ step, bwd03b's: 255, 245); no spill, no
+// wgmma serialization reported. Since the first measured run (ncu: ~180 branch instructions per
+// warp and tile, 1.8x FA2's instruction count; experiments/results/h200/2026-12-01_0404dc1_ncudetail)
+// the element loop has one instance per mask case (mma_bwd::with_mask: no per-element mask
+// arithmetic on unmasked tiles), P is 2^(S scale log2 e - LSE log2 e) by one FMA and ex2 (was
+// expf), and the tile index is split by a 32-bit division: not yet measured.
 // Measured: passes the GPU suite and memcheck on the H200 (2026-12-01); its times are in
 // kernels/README.md's generated backward tables (the run CANONICAL names as `bwd`).
 // Run: build-gpu/verify/kernels/gpu_backward (the GPU property tests of every backward variant), or
@@ -136,9 +137,12 @@ kv_outer_wgmma_kernel(AttnView a, const T* __restrict__ g_Q_all, const T* __rest
   struct TileRows {
     int64_t h, i0, i1;  // query head, rows [i0, i1) (rows i1 .. i0 + Br - 1 are padding)
   };
+  // 32-bit division (t < group * n_i < 2^31 for any problem a device can hold): a 64-bit one is a
+  // ~70-instruction call, twice per tile.
   auto tile_rows = [&](int64_t t) {
-    const int64_t i0 = seen.first + (t % n_i) * kBr;
-    return TileRows{h_kv * a.group + t / n_i, i0, i0 + kBr < seen.last ? i0 + kBr : seen.last};
+    const uint32_t head = static_cast<uint32_t>(t) / static_cast<uint32_t>(n_i);
+    const int64_t i0 = seen.first + (static_cast<int64_t>(t) - int64_t{head} * n_i) * kBr;
+    return TileRows{h_kv * a.group + head, i0, i0 + kBr < seen.last ? i0 + kBr : seen.last};
   };
   // Copy group of tile t into ring slot t % kStages: Q_i, dO_i, LSE_i, D_i; one commit, always.
   auto load_tile = [&](int64_t t) {
