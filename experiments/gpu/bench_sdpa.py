@@ -548,9 +548,7 @@ def bench_one(args, pass_, impl, backend, inp, sample, b, h, n, d, dname, causal
     state = {}
     try:
         ws = 0
-        if peer:
-            pass
-        elif backend is None:
+        if backend is None and not peer:  # an ioattn variant
             if pass_ == "fwd":
                 row.update(config_columns(name, b, h, n, d, dname, causal, hkv=hkv))  # refuses what it cannot run
                 ws = ioattn.workspace_bytes(name, b, h, hkv, n, n, d, dname, causal)
@@ -573,15 +571,13 @@ def bench_one(args, pass_, impl, backend, inp, sample, b, h, n, d, dname, causal
             if cfg:
                 bm, bn, stages, warps = cfg
                 row.update(br=bm, bc=bn, stages=stages, threads=32 * warps, grid_x=-(-n // bm), grid_y=b * h,
-                           grid_z=1, launches=1, splits=1)
+                           grid_z=1, launches=1)
         torch.cuda.synchronize()
         state["base"] = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
-        if peer:
-            pass
-        elif backend is None:
+        if backend is None and not peer:
             fn = ioattn_fn(inp, pass_, name, fwd_name, causal, b, h, n, d)
-        else:
+        elif not peer:
             fn, fn_state = sdpa_fn(inp, pass_, backend, causal)
             state["fn"] = fn_state
 

@@ -13,6 +13,8 @@ test inputs, not measurements). Checks, on the bench.csv bench_sdpa.py writes:
     are `refused` rows with their reason; the Triton peer without triton is a `refused` row;
   - --preset heldout: its 28 rows per sample, each config with only its impls, batch = 16384 // N
     (at least 1), bf16, both causal settings; grid flags beside it are refused with one line;
+  - the Triton peer (a stand-in module): its autotuning call comes before timing.py's, its rows
+    carry the chosen config;
   - --list runs without torch.
 Exit 0 when every check passes, 1 otherwise.
 """
@@ -212,6 +214,32 @@ def main():
     expect(rc == 0 and all(r["heads_kv"] == r["heads"] == "16" for r in rows)
            and {r["impl"] for r in rows} == {"sdpa:flash", "sdpa:cudnn", "ioattn:v05_fa2_fast", "ioattn:v06_fa2_wgmma"}
            and not any(c["gqa"] for c in CALLS["sdpa"]), "MHA: heads_kv = heads, no enable_gqa, the default peers")
+
+    peer_calls = []
+    fake_peer = types.ModuleType("triton_fa2")
+    fake_peer.available = lambda: ""
+    fake_peer.tuned_config = lambda d: (128, 64, 3, 8)
+
+    def peer_forward(q, k, v, causal=False, out=None, lse=None):
+        peer_calls.append((causal, out is not None and lse is not None))
+        return out, lse
+    fake_peer.forward = peer_forward
+    real_peer = sys.modules.pop("triton_fa2", None)
+    sys.modules["triton_fa2"] = fake_peer
+    out = os.path.join(tmp, "peer")
+    with contextlib.redirect_stdout(io.StringIO()):
+        rc = bench_sdpa.main(["--out", out, "--quick", "--seqlens", "1024", "--samples", "1", "--variants",
+                              "v05_fa2_fast", "--peers", "peer:triton_fa2"])
+    header, rows = read(out)
+    tr = [r for r in rows if r["impl"] == "peer:triton_fa2"]
+    expect(rc == 0 and len(rows) == 4 and len(tr) == 2 and all(
+        r["status"] == "ok" and (r["br"], r["bc"], r["stages"], r["threads"], r["grid_x"], r["grid_y"]) ==
+        ("128", "64", "3", "256", "8", "256") for r in tr), "the Triton peer's rows carry the autotuner's config")
+    expect(peer_calls == [(False, True)] * 2 + [(True, True)] * 2,
+           "the peer: one untimed (autotuning) call, then timing.py's, outputs preallocated, per causal setting")
+    sys.modules.pop("triton_fa2")
+    if real_peer is not None:
+        sys.modules["triton_fa2"] = real_peer
 
     out = os.path.join(tmp, "heldout")
     with contextlib.redirect_stdout(io.StringIO()):
