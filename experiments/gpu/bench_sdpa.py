@@ -44,8 +44,8 @@ tuning is timed and peak_extra_mib does not see the tuner's buffers.
 committed run has: d = 256 at N 2k and 8k (v05, SDPA flash), GQA 32 query / 8 K/V heads at d =
 128, N 4k and 16k (v05, v06, SDPA flash), N 32k and 64k at d = 128 (v06, SDPA flash; batch 1);
 forward, bf16, causal 0 and 1 (list HELDOUT; ncu_collect.py --preset heldout profiles the same
-points). About 150 s with --samples 2 on the H200. It fixes the grid, the variants and the peers
-(other grid flags are refused). --list prints the configs and implementations the flags select
+points). About 90-150 s with --samples 2 on the H200 (an estimate; not yet run). It fixes the grid,
+the variants and the peers (other grid flags are refused). --list prints the configs and implementations the flags select
 and exits without a GPU (torch is imported only after it).
 
 Timing: experiments/gpu/timing.py for every implementation alike (CUDA-graph replay between

@@ -23,8 +23,8 @@ one call between cudaProfilerStart/Stop); their config columns stay empty and co
 "not checked"; a peer that refuses the problem gets `refused: ...` in `error`.
 --preset heldout profiles bench_sdpa.py's held-out list (its HELDOUT: d 256 at N 2k/8k for v05
 and SDPA flash; GQA 32q/8kv at d 128, N 4k/16k for v05, v06 and SDPA flash; N 32k/64k at d 128
-for v06 and SDPA flash; bf16, causal 0 and 1): 28 profiles, about 150-200 s. --list prints the
-profiles the flags select and exits (no ncu, no library).
+for v06 and SDPA flash; bf16, causal 0 and 1): 28 profiles, about 150-200 s (an estimate; not yet
+run). --list prints the profiles the flags select and exits (no ncu, no library).
 
 Metrics, named for what they are (bytes are 1-byte units, element size 2 for bf16):
   compulsory_read_bytes   Q + K + V, each read once          = 3 * B*N*H*d * 2 (MHA;
