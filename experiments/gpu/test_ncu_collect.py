@@ -181,6 +181,13 @@ def main():
     expect(any("profile_one.py --impl sdpa:flash --batch 5 --heads-q 32 --heads-kv 8 --seqlen 3000" in ln
                and not ln.endswith("--profile") for ln in log2), "a peer is profiled through peers/profile_one.py")
     expect(len(os.listdir(os.path.join(out2, "ncu_raw"))) == 8, "one raw file per profile (no overwrite)")
+    sys.path.insert(0, os.path.join(HERE, "peers"))
+    import profile_one
+    peer_cmds = [ln.split("profile_one.py ", 1)[1].split() for ln in log2 if "profile_one.py " in ln]
+    parsed = [profile_one.parse(c) for c in peer_cmds]
+    expect(len(parsed) == 4 and all(a.impl == "sdpa:flash" and a.heads == 32 and a.heads_kv == 8 for a in parsed)
+           and sorted(a.causal for a in parsed) == [False, False, True, True],
+           "peers/profile_one.py parses the problem flags ncu_collect.py gives it")
 
     import contextlib
     import io

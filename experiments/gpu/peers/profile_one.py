@@ -1,7 +1,7 @@
 """One forward of a peer between cudaProfilerStart/Stop: the target ncu_collect.py profiles for peers.
 
     ncu --profile-from-start off ... python3 experiments/gpu/peers/profile_one.py --impl sdpa:flash \
-        --batch 1 --heads 32 --heads-kv 8 --seqlen 16384 --head-dim 128 --dtype bf16 [--causal]
+        --batch 1 --heads-q 32 --heads-kv 8 --seqlen 16384 --head-dim 128 --dtype bf16 [--causal]
 
 The peer's counterpart of `ioattn run --kernel V ... --profile`: inputs as bench_sdpa.py makes them
 (q (B, N, Hq, d), k, v (B, N, Hkv, d), BSHD; SDPA gets the BHSD view of the same memory, with
@@ -17,11 +17,12 @@ import sys
 IMPLS = ("sdpa:flash", "sdpa:cudnn", "sdpa:efficient", "peer:triton_fa2")
 
 
-def main(argv=None):
+def parse(argv=None):
+    """The arguments (the problem flags as the ioattn CLI spells them: --heads or --heads-q with --heads-kv)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--impl", required=True, choices=IMPLS)
     ap.add_argument("--batch", type=int, required=True)
-    ap.add_argument("--heads", type=int, required=True, help="query heads")
+    ap.add_argument("--heads", "--heads-q", dest="heads", type=int, required=True, help="query heads")
     ap.add_argument("--heads-kv", type=int, default=0, help="key/value heads (default: = --heads)")
     ap.add_argument("--seqlen", type=int, required=True)
     ap.add_argument("--head-dim", type=int, required=True)
@@ -29,9 +30,15 @@ def main(argv=None):
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--warmup", type=int, default=3)
     args = ap.parse_args(argv)
-    hkv = args.heads_kv or args.heads
-    if min(args.batch, args.heads, hkv, args.seqlen, args.head_dim) < 1 or args.heads % hkv:
+    args.heads_kv = args.heads_kv or args.heads
+    if min(args.batch, args.heads, args.heads_kv, args.seqlen, args.head_dim) < 1 or args.heads % args.heads_kv:
         raise SystemExit("profile_one.py: sizes must be >= 1 and --heads-kv must divide --heads")
+    return args
+
+
+def main(argv=None):
+    args = parse(argv)
+    hkv = args.heads_kv
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
