@@ -15,7 +15,7 @@ heads, batch * N = 16384, non-causal. Other problems: --head-dims (heads = 2048 
 at batch 1). Rows carry heads (the query heads) and, appended after the older columns, heads_kv
 and first_kernel (the first kernel's full name as ncu printed it, template arguments included).
 ncu_raw/ names: <variant>_<N>.csv as before for the default problem, with _d<d>, _c1, _hkv<HKV>
-appended for others.
+appended for others; a peer's file is named by its impl (sdpa_flash_<N>..., peer_triton_fa2_<N>...).
 
 --peers sdpa:flash,sdpa:cudnn,peer:triton_fa2 profiles those forwards too, each through
 experiments/gpu/peers/profile_one.py (the same BSHD inputs as bench_sdpa.py, three warm-up calls,
@@ -285,7 +285,7 @@ def problem_flags(p, dtype):
 def raw_name(impl, pass_, p):
     """ncu_raw/ file of one profile: <variant>_<N>.csv (bwd_<variant>_<N>.csv) for the default
     problem (d 128, MHA, non-causal) as before; other problems add _d<d>, _c1, _hkv<Hkv>."""
-    stem = impl.split(":", 1)[-1].replace(":", "_")
+    stem = impl.replace("ioattn:", "", 1).replace(":", "_")  # a peer keeps its prefix: sdpa_flash
     extra = (f"_d{p.d}" if p.d != 128 else "") + ("_c1" if p.causal else "") + (f"_hkv{p.hkv}" if p.hkv != p.h else "")
     return (f"bwd_{stem}_{p.n}" if pass_ == "bwd" else f"{stem}_{p.n}") + extra + ".csv"
 
