@@ -11,8 +11,9 @@
 A peer, not a rung of ioattn's ladder: it stands beside SDPA flash and cuDNN in
 experiments/gpu/bench_sdpa.py (impl `peer:triton_fa2`), timed by experiments/gpu/timing.py like
 every other implementation. Written in this project after the tutorial's design, not copied:
-  - one program per (query block of BLOCK_M rows, batch x query head); Q_i stays in registers,
-    K_j and V_j stream through shared memory (Triton pipelines the loop over num_stages buffers);
+  - one program per (query block of BLOCK_M rows, batch x query head); Q_i is loaded once and
+    kept on chip (registers or shared memory: Triton's choice), K_j and V_j stream through shared
+    memory (Triton pipelines the loop over num_stages buffers);
     HBM traffic: Q, O, LSE once, K and V once per query block (Tr = ceil(N / BLOCK_M) times);
   - the online softmax in base 2: the scale times log2(e) is folded into one multiply, m_i and
     l_i are fp32 per row, P is rounded to the input dtype for the P V product, O = acc / l_i at
