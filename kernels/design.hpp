@@ -31,6 +31,7 @@ inline constexpr VariantDesign kVariantDesigns[] = {
     {"v04_fa2_mma", "mma_sync/none/scalar"},        // mma.sync; element-wise fragment reads, unpadded rows
     {"v05_fa2_fast", "mma_sync/none/fragments"},    // mma.sync; ldmatrix from padded rows
     {"v06_fa2_wgmma", "wgmma/intra-warpgroup/fragments"},  // wgmma; softmax of S_j under P_{j-1} V_{j-1}
+    {"v08_fa3_warpspec", "wgmma/warp-specialized/fragments"},  // TMA producer warp, 2 consumer warpgroups in ping-pong, v06's overlap inside each
     {"v07_decode_splitkv", "mma_sync/none/fragments"},     // mma.sync decoding kernel (split-KV)
     // The backward ladder (bwd_registry.cpp): the overlap of their softmax-gradient work with the
     // matrix units is not described in their headers, so none is modeled.

@@ -1,0 +1,589 @@
+// kernels/v08_fa3_warpspec.hip: FlashAttention-3's warp-specialized forward on Hopper (TMA producer,
+// two wgmma consumer warpgroups in ping-pong), NVIDIA sm_90a only.
+//
+// What changed vs v06_fa2_wgmma: in v06 every thread both loads (cp.async) and computes, and a
+// __syncthreads per K/V tile keeps the two warpgroups in lock step. Here the block is split by role:
+//   warpgroup 0, the producer: one thread issues every load as TMA (cp.async.bulk.tensor, 4-D
+//     tensor maps over (d, head, seq, batch) built on the host with cuTensorMapEncodeTiled through
+//     the runtime's driver entry point, 128-byte swizzle, boxes of 64 columns x rows; rows past
+//     seqlen are zero-filled by the TMA unit): Q once, then K_j and V_j into two rings of kStages
+//     shared buffers. Each buffer has a "full" mbarrier (the TMA's bytes, expect_tx) and an
+//     "empty" mbarrier (one arrival per consumer warp once its wgmma has read the buffer).
+//     setmaxnreg.dec gives its registers away (24 per thread).
+//   warpgroups 1 and 2, the consumers: 64 query rows each (Br = 128), setmaxnreg.inc to 240;
+//     wgmma S = Q K^T and O += P V with the online softmax, v06's intra-warpgroup overlap (step j
+//     issues S_j and O += P_{j-1} V_{j-1}, runs the softmax of S_j while P V is on the tensor
+//     cores); K_j's buffer is released as soon as S_j has completed, V_j's after P_j V_j.
+//   ping-pong (kPingPong): two named barriers (ids 1, 2) order the consumers' issue slots: a
+//     consumer waits on its own barrier before issuing its GEMMs and arrives on the other's right
+//     after, so consumer 1 issues while consumer 0 runs its softmax and vice versa; the tensor
+//     cores see the two warpgroups' GEMMs back to back. Consumer 1 arrives once up front (consumer 0
+//     goes first) and consumer 0 waits once after its loop (the barrier counts balance at exit).
+// The products, the boundary mask, the softmax (lazy rescaling) and the P packing are v06's
+// functions (kernels/fwd_wgmma_common.hpp); the tile skipping and the masked/unmasked loop split
+// are v06's overlap path.
+// Hang guard: every mbarrier wait is a bounded try_wait loop (2^24 polls of at most 10 us: between
+// about a second and three minutes); a thread whose wait gave up stops waiting and traps at its
+// end, so a protocol bug fails the launch instead of hanging the device. Named barriers (ping-pong)
+// cannot be bounded; their counts balance by construction (see the consumer loop).
+//
+// Tiling: Br = 128 (two consumer warpgroups of 64 rows), Bc keys per tile, kStages buffers per ring.
+// Shared memory: Q (Br, d) + 2 kStages (Bc, d) + barriers; 384 threads, one block per SM.
+// Per consumer thread: O d/2 + S Bc/2 fp32 registers + P Bc/4. Defaults (kConfigs below): d = 128:
+// Bc 128, 2 stages (164,936 bytes of shared memory); d = 64: Bc 128, 2 stages (83,016 bytes).
+// Registers (ptxas -v, CUDA 13.0, every configuration in kConfigs, fp16 and bf16): 168 per thread
+// at launch (__launch_bounds__(384, 1)), then 24 for the producer and 240 for the consumers after
+// setmaxnreg; 0 bytes of spills, no wgmma serialization warning.
+//
+// HBM traffic (simulator strategy `fa2`): as v06, Q, O once, K and V once per query block of
+// Br = 128 rows: 2e·B·Hq·Nq·d (Q, O) + 2e·B·Hq·Tr·Nk·d (K, V), Tr = ceil(Nq / 128) (fewer under a
+// causal mask or window: skipped tiles are not loaded); LSE 4·B·Hq·Nq.
+//
+// Measured: not yet run on a GPU (compiled only; registers from ptxas -v in kernels/README.md when run).
+// Not done: a persistent grid with a tile scheduler, d = 256 (wgmma n256), an intra-CTA TMA store
+// of O; varlen/paged layouts (refused by the registry).
+// Run: ioattn run --kernel v08_fa3_warpspec --seqlen 4096 --heads 16 --head-dim 128 --dtype bf16 --check
+//
+// Supports: fp16, bf16; d in {64, 128}; any Nq, Nk; causal (bottom-right), windows, GQA/MQA; LSE
+// out; fully masked rows give O = 0, LSE = -inf. Needs sm_90a device code (kernels/CMakeLists.txt
+// adds -gencode=arch=compute_90a,code=sm_90a for this file); supports() asks the device once (a
+// one-thread probe kernel) and refuses with that message otherwise. Tensors must be 16-byte
+// aligned (TMA); cuTensorMapEncodeTiled's refusal is returned as one line. AMD: refused (no wgmma,
+// no TMA; v05 is the AMD path).
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/attn_view.hpp"
+#include "kernels/fwd_wgmma_common.hpp"
+#include "kernels/launcher.hpp"
+#include "kernels/platform/fragment.hpp"
+#include "kernels/platform/platform.hpp"
+#include "kernels/platform/wgmma.hpp"
+
+#if defined(IOATTN_PLATFORM_NVIDIA)
+#include <cuda.h>          // CUtensorMap and its enums
+#include <cudaTypedefs.h>  // the encoder's type; the function comes through cudaGetDriverEntryPointByVersion
+#endif
+
+// TMA, mbarrier transactions, setmaxnreg and wgmma exist only in the sm_90a device pass.
+#if defined(IOATTN_PLATFORM_NVIDIA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define IOATTN_V08_WS 1
+#endif
+
+namespace ioattn::kernels {
+namespace {
+
+#if defined(IOATTN_PLATFORM_NVIDIA)
+
+template <int kD_, int kBc_, int kStages_, bool kPingPong_>
+struct V08Tile {
+  static constexpr int kD = kD_;
+  static constexpr int kBr = 128;  // two consumer warpgroups of 64 rows
+  static constexpr int kBc = kBc_;
+  static constexpr int kStages = kStages_;
+  static constexpr bool kPingPong = kPingPong_;
+  static constexpr int kThreads = 3 * 128;  // producer warpgroup + 2 consumer warpgroups
+  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;  // setmaxnreg targets
+  static constexpr int kQBytes = kBr * kD_ * 2;
+  static constexpr int kKVBytes = kBc_ * kD_ * 2;
+  static constexpr int kBarriers = 1 + 4 * kStages_;  // Q full; K full/empty, V full/empty per stage
+  static constexpr int kSmemBytes = 1024 /* alignment slack */ + kQBytes + 2 * kStages_ * kKVBytes + 8 * kBarriers;
+  static_assert(kD_ == 64 || kD_ == 128, "wgmma N for P V is d: 64 or 128 here");
+  static_assert(kBc_ == 64 || kBc_ == 128, "wgmma N for Q K^T is Bc: 64 or 128 here; a TMA box has <= 256 rows");
+  static_assert(kStages_ >= 2, "each ring needs at least two buffers");
+  static_assert(kSmemBytes <= kMaxSharedBytes, "tiles exceed the platform's shared memory per block");
+  // The launch gives every thread 65536 / 384 = 170 -> 168 registers; what the producer gives back
+  // must cover what the consumers take (setmaxnreg.inc blocks until the registers are free).
+  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= 384 * 168, "setmaxnreg targets exceed the block's registers");
+};
+
+static_assert(V08Tile<128, 128, 2, true>::kSmemBytes == 164936 && V08Tile<64, 128, 2, true>::kSmemBytes == 83016,
+              "the header's shared-memory figures");
+
+// The three tensor maps, passed as one __grid_constant__ kernel parameter (TMA reads them from the
+// parameter space; CUtensorMap is 128-byte aligned).
+struct V08Maps {
+  CUtensorMap q, k, v;
+};
+
+#if defined(IOATTN_V08_WS)
+using fwd_wg::issue_pv;
+using fwd_wg::issue_qk;
+using fwd_wg::mask_tile;
+using fwd_wg::pack_p;
+using fwd_wg::softmax_tile;
+
+// ---- mbarrier, TMA, named barriers, setmaxnreg (PTX ISA 8.0, sm_90a) ----------------------------
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// Make the initialized barriers visible to the other threads and to the async proxy (TMA).
+__device__ __forceinline__ void mbar_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// Arrive once and add `bytes` to the transaction count the current phase waits for.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+// Arrive once from lane 0 of the calling warp (a predicate inside the asm, not a branch: this runs
+// while wgmma is in flight, where a branch makes ptxas serialize the wgmma).
+__device__ __forceinline__ void mbar_arrive_lane0(uint32_t bar, int lane) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.eq.u32 p, %1, 0;\n@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}\n" ::"r"(bar),
+      "r"(lane)
+      : "memory");
+}
+// One poll; a thread may sleep in it up to kPollNs while the phase is incomplete.
+constexpr int kPollNs = 10000;
+constexpr uint32_t kMaxPolls = 1u << 24;  // 2^24 polls: > 1 s, < 3 min
+__device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\nselp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity), "n"(kPollNs)
+      : "memory");
+  return done != 0;
+}
+// Wait until the phase of parity `parity` has completed (a fresh barrier is in phase 0, so waiting
+// for parity 1 returns at once). Bounded: after kMaxPolls polls it gives up, sets `timed_out` and
+// every later wait of this thread returns at once; the thread traps at its end (outside the MMA
+// loop: a trap inside it made ptxas spill 564 bytes per thread and serialize the wgmma at d 128).
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, bool& timed_out) {
+  if (timed_out) return;
+  for (uint32_t polls = 0; !mbar_try_wait(bar, parity);)
+    if (++polls == kMaxPolls) {
+      timed_out = true;
+      return;
+    }
+}
+// One box of a 4-D tensor map (coordinates innermost first: column, head, row, batch) into shared
+// memory at `dst`; its bytes complete on `bar`. HBM read.
+__device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1,
+                                            int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], "
+      "[%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+__device__ __forceinline__ void named_bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+#endif  // IOATTN_V08_WS
+
+// Named barrier ids of the ping-pong (0 is __syncthreads): consumer c waits on kSchedBar + c.
+constexpr int kSchedBar = 1;
+
+template <class T, class Tl>
+__global__ void __launch_bounds__(Tl::kThreads, 1)
+    fa3_warpspec_kernel(const __grid_constant__ V08Maps maps, AttnView a, T* __restrict__ g_O_all,
+                        float* __restrict__ g_LSE, uint32_t v_lbo, uint32_t v_sbo) {
+#if defined(IOATTN_V08_WS)
+  constexpr int kD = Tl::kD, kBr = Tl::kBr, kBc = Tl::kBc, kStages = Tl::kStages;
+
+  extern __shared__ unsigned char smem_raw[];
+  // The swizzle pattern repeats every 8 rows x 128 bytes (TMA and wgmma agree on it when the tile
+  // starts 1024-byte aligned).
+  const uint32_t raw_addr = frag::smem_addr(smem_raw);
+  unsigned char* s_base = smem_raw + ((1024 - raw_addr % 1024) % 1024);
+  const uint32_t s_Q = frag::smem_addr(s_base);          // (Br, d): d/64 panels of Br rows x 128 B
+  const uint32_t s_K = s_Q + Tl::kQBytes;                // kStages x (Bc, d), same layout
+  const uint32_t s_V = s_K + kStages * Tl::kKVBytes;     // kStages x (Bc, d)
+  const uint32_t s_bar = s_V + kStages * Tl::kKVBytes;   // kBarriers x 8 bytes
+  const uint32_t q_full = s_bar;
+  auto k_full = [&](int s) { return s_bar + 8 * (1 + s); };
+  auto k_empty = [&](int s) { return s_bar + 8 * (1 + kStages + s); };
+  auto v_full = [&](int s) { return s_bar + 8 * (1 + 2 * kStages + s); };
+  auto v_empty = [&](int s) { return s_bar + 8 * (1 + 3 * kStages + s); };
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, wg_id = tid / 128;
+  const int seqlen_q = static_cast<int>(a.seqlen_q);
+  const int b = static_cast<int>(blockIdx.x / a.heads_q), h = static_cast<int>(blockIdx.x % a.heads_q);
+  const int i0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kBr;  // heavy query blocks first
+  const int i1 = min(i0 + kBr, seqlen_q);
+  const MaskSpec& mask = a.mask;
+  const int kb_blk = static_cast<int>(mask.block_key_begin(i0, i1));
+  const int ke_blk = static_cast<int>(mask.block_key_end(i0, i1));
+  const int j_first = kb_blk / kBc;
+  const int j_last = ke_blk > kb_blk ? (ke_blk + kBc - 1) / kBc : j_first;
+  const int n_tiles = j_last - j_first;  // the same for every warpgroup of the block
+  // Tile n (= j - j_first) of either ring sits in buffer n % kStages, filled for the
+  // (n / kStages)-th time: its full barrier completes phase n / kStages, whose parity is waited for.
+  auto stage = [](int n) { return n % kStages; };
+  auto parity = [](int n) { return static_cast<uint32_t>((n / kStages) & 1); };
+
+  bool timed_out = false;  // a barrier wait gave up (mbar_wait): trap before exiting
+  if (tid == 0) {
+    mbar_init(q_full, 1);
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(k_full(s), 1);   // the producer's arrive.expect_tx; the TMA bytes complete it
+      mbar_init(v_full(s), 1);
+      mbar_init(k_empty(s), 8);  // lane 0 of each of the 8 consumer warps
+      mbar_init(v_empty(s), 8);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();  // the last block-wide barrier: the roles part here
+
+  if (wg_id == 0) {
+    // ---- producer -------------------------------------------------------------------------------
+    setmaxnreg_dec<Tl::kProducerRegs>();
+    if (warp == 0 && lane == 0 && n_tiles > 0) {  // no tile: nothing is loaded, nothing waited for
+      const int hk = static_cast<int>(a.kv_head_of(h));
+      mbar_arrive_expect_tx(q_full, Tl::kQBytes);
+#pragma unroll
+      for (int c = 0; c < 2; ++c)  // consumer c's 64 rows, panel p: rows 64c.. of panel p
+#pragma unroll
+        for (int p = 0; p < kD / 64; ++p)  // HBM read: Q_i, once
+          tma_load_4d(s_Q + p * (kBr * 128) + c * (64 * 128), &maps.q, q_full, 64 * p, h, i0 + 64 * c, b);
+      // Loads in the order the consumers use them: K_0, then K_{n+1}, V_n for n = 0, 1, ...
+      // Before refilling a buffer, wait until the 8 consumer warps released its previous tile
+      // (tile n - kStages: phase parity(n) ^ 1 of the empty barrier; immediate for n < kStages).
+      auto load_kv = [&](uint32_t s_ring, uint32_t full, uint32_t empty, const CUtensorMap* map, int n) {
+        mbar_wait(empty, parity(n) ^ 1u, timed_out);
+        mbar_arrive_expect_tx(full, Tl::kKVBytes);
+        const uint32_t dst = s_ring + stage(n) * Tl::kKVBytes;
+#pragma unroll
+        for (int p = 0; p < kD / 64; ++p)  // HBM read: K_j / V_j, once per (query block, j)
+          tma_load_4d(dst + p * (kBc * 128), map, full, 64 * p, hk, (j_first + n) * kBc, b);
+      };
+      load_kv(s_K, k_full(0), k_empty(0), &maps.k, 0);
+      for (int n = 0; n < n_tiles; ++n) {
+        if (n + 1 < n_tiles) load_kv(s_K, k_full(stage(n + 1)), k_empty(stage(n + 1)), &maps.k, n + 1);
+        load_kv(s_V, v_full(stage(n)), v_empty(stage(n)), &maps.v, n);
+      }
+    }
+    if (timed_out) __trap();
+    return;  // every load issued is waited for by the consumers, so the block outlives it
+  }
+
+  // ---- consumers ----------------------------------------------------------------------------------
+  setmaxnreg_inc<Tl::kConsumerRegs>();
+  const int c = wg_id - 1;  // consumer warpgroup: query rows 64c .. 64c + 63 of the block
+  const int cw = warp % 4;  // warp within it: rows 16 cw .. 16 cw + 15 of those
+  const int wi0 = i0 + 64 * c + 16 * cw, wi1 = min(wi0 + 16, seqlen_q);
+  int key_lo[2], key_hi[2];  // visible keys of this thread's rows wi0 + lane/4 + 8s (none past seqlen_q)
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const int i = wi0 + lane / 4 + 8 * s;
+    key_lo[s] = i < seqlen_q ? static_cast<int>(mask.key_begin(i)) : 0;
+    key_hi[s] = i < seqlen_q ? static_cast<int>(mask.key_end(i)) : 0;
+  }
+  const uint32_t q_addr = s_Q + 64 * c * 128;  // this warpgroup's 64 rows, panel 0
+  auto k_addr = [&](int n) { return s_K + stage(n) * Tl::kKVBytes; };
+  auto v_addr = [&](int n) { return s_V + stage(n) * Tl::kKVBytes; };
+
+  float r_O[kD / 2];  // (64, d) per warpgroup: (16, d) per warp in 16x8 atoms, 4 registers each
+  float r_S[kBc / 2];
+  uint32_t r_P[kBc / 16][4];  // P as the A operand of O += P V, 16 keys per MMA
+#pragma unroll
+  for (int x = 0; x < kD / 2; ++x) r_O[x] = 0.f;
+#pragma unroll
+  for (int x = 0; x < kBc / 2; ++x) r_S[x] = 0.f;
+  float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.f, 0.f};  // rows lane/4 and lane/4 + 8
+  const float sl2 = a.scale_log2;
+  float alpha[2];
+  auto rescale_o = [&](const float (&al)[2]) {
+#pragma unroll
+    for (int x = 0; x < kD / 2; ++x) r_O[x] *= al[(x % 4) / 2];
+  };
+  // Ping-pong: wait for this consumer's issue slot / hand the slot to the other consumer.
+  auto slot_wait = [&] {
+    if constexpr (Tl::kPingPong) named_bar_sync(kSchedBar + c, 256);
+  };
+  auto slot_pass = [&] {
+    if constexpr (Tl::kPingPong) named_bar_arrive(kSchedBar + (1 - c), 256);
+  };
+
+  if (n_tiles > 0) {
+    if constexpr (Tl::kPingPong)
+      if (c == 1) named_bar_arrive(kSchedBar + 0, 256);  // consumer 0 issues first
+    mbar_wait(q_full, 0, timed_out);
+    // Tile 0: S_0 alone (O is still 0: nothing to rescale), masked (it may hold the first keys).
+    mbar_wait(k_full(0), 0, timed_out);
+    slot_wait();
+    issue_qk<T, Tl>(r_S, q_addr, k_addr(0));
+    wg::commit();
+    slot_pass();
+    wg::wait_all();
+    wg::fence_regs(r_S);
+    mbar_arrive_lane0(k_empty(0), lane);  // K_0 read by this warp's share of the wgmma
+    mask_tile<kBc>(r_S, key_lo, key_hi, j_first * kBc, lane);
+    (void)softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
+    pack_p<T, kBc>(r_S, r_P);
+    // Step n: S_n = Q K_n^T and O += P_{n-1} V_{n-1} issued together, S_n waited for, its softmax
+    // while P V runs, then P V waited for and O rescaled. As in v06 nothing between issue and wait
+    // touches r_P or r_O or branches (the barrier arrivals are predicated asm).
+    auto step = [&](int n, auto masked) {
+      mbar_wait(k_full(stage(n)), parity(n), timed_out);
+      mbar_wait(v_full(stage(n - 1)), parity(n - 1), timed_out);
+      slot_wait();
+      issue_qk<T, Tl>(r_S, q_addr, k_addr(n));
+      wg::commit();
+      issue_pv<T, Tl>(r_O, r_P, v_addr(n - 1), v_lbo, v_sbo);
+      wg::commit();
+      slot_pass();
+      wg::wait<1>();
+      wg::fence_regs(r_S);
+      mbar_arrive_lane0(k_empty(stage(n)), lane);
+      if constexpr (decltype(masked)::value) mask_tile<kBc>(r_S, key_lo, key_hi, (j_first + n) * kBc, lane);
+      const bool rescale = softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);  // P_n stays fp32 in r_S
+      wg::wait_all();
+      wg::fence_regs(r_O);
+      mbar_arrive_lane0(v_empty(stage(n - 1)), lane);
+      if (rescale) rescale_o(alpha);
+      pack_p<T, kBc>(r_S, r_P);  // only now: the P V just waited for read r_P until it completed
+    };
+    // Tiles [ju0, ju1) are unmasked for every row of the block (key_begin and key_end grow with i).
+    const int ju0 = max(j_first + 1, (static_cast<int>(mask.key_begin(i1 - 1)) + kBc - 1) / kBc);
+    const int ju1 = max(ju0, min(j_last, static_cast<int>(mask.key_end(i0)) / kBc));
+    for (int j = j_first + 1; j < ju0 && j < j_last; ++j) step(j - j_first, std::true_type{});
+    for (int j = ju0; j < ju1; ++j) step(j - j_first, std::false_type{});
+    for (int j = max(ju1, j_first + 1); j < j_last; ++j) step(j - j_first, std::true_type{});
+    // The last P V.
+    mbar_wait(v_full(stage(n_tiles - 1)), parity(n_tiles - 1), timed_out);
+    issue_pv<T, Tl>(r_O, r_P, v_addr(n_tiles - 1), v_lbo, v_sbo);
+    wg::commit();
+    wg::wait_all();
+    wg::fence_regs(r_O);
+    mbar_arrive_lane0(v_empty(stage(n_tiles - 1)), lane);
+    // Consumer 1's last arrival on consumer 0's barrier is still pending: take it, so both named
+    // barriers are idle when the block exits.
+    if constexpr (Tl::kPingPong)
+      if (c == 0) named_bar_sync(kSchedBar + 0, 256);
+  }
+
+  if (timed_out) __trap();  // a protocol bug: fail the launch rather than write O
+  // Epilogue (v06's): O / l straight from the accumulators (4-byte stores), LSE = scale m + log l.
+  T* g_O = g_O_all + a.q_offset(b, 0, h);
+  const int64_t q_stride = a.q_row_stride();
+#pragma unroll
+  for (int s = 0; s < 2; ++s) l_i[s] = frag::row_allreduce_sum(l_i[s]);
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const int i = wi0 + lane / 4 + 8 * s;
+    if (i >= seqlen_q) continue;
+    const float inv_l = l_i[s] > 0.f ? 1.f / l_i[s] : 0.f;
+#pragma unroll
+    for (int t = 0; t < kD / 8; ++t)  // HBM write: O_i, once
+      *reinterpret_cast<uint32_t*>(g_O + i * q_stride + 8 * t + 2 * (lane % 4)) =
+          frag::pack2<T>(r_O[4 * t + 2 * s] * inv_l, r_O[4 * t + 2 * s + 1] * inv_l);
+    if (lane % 4 == 0) g_LSE[a.lse_offset(b, h, i)] = l_i[s] > 0.f ? m_i[s] * a.scale + logf(l_i[s]) : -INFINITY;
+  }
+#else
+  (void)maps, (void)a, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo;
+#endif
+}
+
+// Writes 1 when this binary's device code has TMA and wgmma (an sm_90a build), else 0.
+__global__ void warpspec_probe_kernel(int* out) {
+#if defined(IOATTN_V08_WS)
+  *out = 1;
+#else
+  *out = 0;
+#endif
+}
+
+// ---- host: tensor maps --------------------------------------------------------------------------
+using EncodeTiled = PFN_cuTensorMapEncodeTiled_v12000;
+
+// The driver's cuTensorMapEncodeTiled, looked up once through the runtime (no -lcuda needed).
+LaunchStatus encoder(EncodeTiled& fn) {
+  static EncodeTiled cached = nullptr;
+  static bool looked = false;
+  if (!looked) {
+    looked = true;
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+      cached = reinterpret_cast<EncodeTiled>(p);
+    (void)cudaGetLastError();
+  }
+  if (!cached) return "v08_fa3_warpspec: the driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12 or later)";
+  fn = cached;
+  return std::nullopt;
+}
+
+// A (batch, seqlen, heads, d) BSHD tensor as a 4-D tensor map, dims innermost first (d, heads,
+// seqlen, batch), boxes of 64 columns (128 bytes: the swizzle span) x 1 head x box_rows rows x 1
+// sequence, 128-byte swizzle; rows past seqlen are zero-filled. describe(): `base` is null and a
+// stand-in aligned address is encoded instead (the map is then never used), so the shape checks run
+// the same in config() as in launch().
+LaunchStatus encode(CUtensorMap& m, const char* what, const void* base, DType dt, int64_t batch, int64_t seqlen,
+                    int64_t heads, int64_t d, int box_rows) {
+  EncodeTiled fn = nullptr;
+  if (auto e = encoder(fn)) return e;
+  void* addr = base ? const_cast<void*>(base) : reinterpret_cast<void*>(uintptr_t{1} << 20);
+  const cuuint64_t e = 2;  // bytes per element
+  // A zero-length dimension is not encodable; with seqlen 0 no box of that tensor is loaded.
+  const int64_t rows = seqlen > 0 ? seqlen : 1;
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(heads),
+                              static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(batch)};
+  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(d) * e, static_cast<cuuint64_t>(heads * d) * e,
+                                 static_cast<cuuint64_t>(rows * heads * d) * e};
+  const cuuint32_t box[4] = {64, 1, static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  const CUresult r = fn(&m, dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+                        addr, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return std::string("v08_fa3_warpspec: cuTensorMapEncodeTiled refused the ") + what +
+           " tensor (error " + std::to_string(static_cast<int>(r)) +
+           "; TMA needs a 16-byte aligned base and 16-byte row strides)";
+  return std::nullopt;
+}
+
+struct Config {
+  int d, br, bc;
+  const char* name;
+  LaunchStatus (*launch)(const AttnView&, const DeviceTensors&, DType, const Launcher&);
+};
+
+template <class Tl>
+LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, const Launcher& L) {
+  const int64_t q_blocks = (a.seqlen_q + Tl::kBr - 1) / Tl::kBr;
+  if (q_blocks > 65535) return "v08_fa3_warpspec: seqlen_q must be <= " + std::to_string(65535 * Tl::kBr);
+  const dim3 grid(static_cast<unsigned>(a.batch * a.heads_q), static_cast<unsigned>(q_blocks));
+  V08Maps maps{};
+  if (auto e = encode(maps.q, "Q", t.q, dt, a.batch, a.seqlen_q, a.heads_q, a.head_dim, 64)) return e;
+  if (auto e = encode(maps.k, "K", t.k, dt, a.batch, a.seqlen_k, a.heads_kv, a.head_dim, Tl::kBc)) return e;
+  if (auto e = encode(maps.v, "V", t.v, dt, a.batch, a.seqlen_k, a.heads_kv, a.head_dim, Tl::kBc)) return e;
+  // V's descriptor for the N-major B operand, as v06: LBO = Bc x 128 bytes (one 64-column panel of
+  // d to the next), SBO = 1024 bytes (one 8-key group to the next).
+  const uint32_t lbo = Tl::kBc * 128, sbo = 1024;
+  // The kernel reverses blockIdx.y (heavy query blocks first).
+  const MainKernel main{.br = Tl::kBr, .bc = Tl::kBc, .stages = Tl::kStages, .splits = 0,
+                        .grid_order = "qblock_major_rev"};
+  return dispatch_dtype(dt, [&]<class T>() -> LaunchStatus {
+    if constexpr (sizeof(T) != 2) {
+      return "v08_fa3_warpspec: dtype must be fp16 or bf16";
+    } else {
+      return L.main(main, &fa3_warpspec_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, maps, a,
+                    static_cast<T*>(t.o), t.lse, lbo, sbo);
+    }
+  });
+}
+
+#define V08_CONFIG(d, bc, st, pp) \
+  Config{d, 128, bc, "d" #d "_bc" #bc "_s" #st "_pp" #pp, &launch_tile<V08Tile<d, bc, st, pp != 0>>}
+// The first configuration listed for a head dim is the default; --bc picks the first one with that
+// tile. The kPingPong = 0 rows are reachable only through the tuning hooks below (they measure what
+// the ping-pong buys). None has run on a GPU yet.
+const Config kConfigs[] = {
+    V08_CONFIG(128, 128, 2, 1),
+    V08_CONFIG(128, 64, 2, 1),
+    V08_CONFIG(128, 128, 2, 0),
+    V08_CONFIG(64, 128, 2, 1),
+    V08_CONFIG(64, 64, 3, 1),
+    V08_CONFIG(64, 128, 2, 0),
+};
+#undef V08_CONFIG
+
+const Config* find_config(int64_t d, int br, int bc) {
+  for (const Config& c : kConfigs)
+    if (c.d == d && (br == 0 || br == c.br) && (bc == 0 || bc == c.bc)) return &c;
+  return nullptr;
+}
+
+// Whether the device code of this build has TMA/wgmma: asked once, on the first launch.
+LaunchStatus warpspec_available() {
+  static int cached = -1;
+  if (cached < 0) {
+    int* d_flag = nullptr;
+    IOATTN_CHECK(hipMalloc(&d_flag, sizeof(int)));
+    IOATTN_CHECK(hipMemset(d_flag, 0, sizeof(int)));
+    warpspec_probe_kernel<<<1, 1>>>(d_flag);
+    IOATTN_CHECK_LAUNCH();
+    int h_flag = 0;
+    IOATTN_CHECK(hipMemcpy(&h_flag, d_flag, sizeof(int), hipMemcpyDeviceToHost));
+    IOATTN_CHECK(hipFree(d_flag));
+    cached = h_flag;
+  }
+  if (cached == 0)
+    return "v08_fa3_warpspec: this build has no sm_90a device code (TMA, wgmma, setmaxnreg; configure with -DIOATTN_CUDA_ARCH=90a)";
+  return std::nullopt;
+}
+#endif  // IOATTN_PLATFORM_NVIDIA
+
+}  // namespace
+
+LaunchStatus v08_fa3_warpspec_supports(const AttnProblem& p, const KernelOptions& opt) {
+  if (auto e = p.validate()) return e;
+#if defined(IOATTN_PLATFORM_NVIDIA)
+  if (auto e = warpspec_available()) return e;
+  if (p.dtype == DType::fp32) return "v08_fa3_warpspec: dtype must be fp16 or bf16 (matrix cores take 16-bit inputs)";
+  if (p.head_dim != 64 && p.head_dim != 128) return "v08_fa3_warpspec: head_dim must be 64 or 128";
+  if (opt.splits) return "v08_fa3_warpspec takes no split-KV (--splits)";
+  if (!find_config(p.head_dim, opt.br, opt.bc)) {
+    std::string have;
+    for (const Config& c : kConfigs) {
+      const std::string tile = std::to_string(c.br) + "x" + std::to_string(c.bc);
+      if (c.d == p.head_dim && have.find(tile) == std::string::npos) have += (have.empty() ? "" : ", ") + tile;
+    }
+    return "v08_fa3_warpspec: for head_dim " + std::to_string(p.head_dim) + " (--br x --bc) must be one of " + have;
+  }
+  return std::nullopt;
+#else
+  (void)opt;
+  return "v08_fa3_warpspec needs NVIDIA Hopper (TMA, wgmma); on AMD use v05_fa2_fast";
+#endif
+}
+
+std::size_t v08_fa3_warpspec_workspace_bytes(const AttnProblem&, const KernelOptions&) { return 0; }
+
+namespace {
+// The launch path of launch() and config().
+LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt, const Launcher& L) {
+  if (auto e = v08_fa3_warpspec_supports(p, opt)) return e;
+#if defined(IOATTN_PLATFORM_NVIDIA)
+  return find_config(p.head_dim, opt.br, opt.bc)->launch(AttnView::of(p), t, p.dtype, L);
+#else
+  (void)t, (void)L;
+  return "v08_fa3_warpspec needs NVIDIA Hopper (TMA, wgmma)";
+#endif
+}
+}  // namespace
+
+LaunchStatus v08_fa3_warpspec_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
+                                     void* /*workspace*/, void* stream) {
+  return run(p, t, opt, Launcher::enqueue(stream));
+}
+
+LaunchStatus v08_fa3_warpspec_config(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) {
+  return describe_launch(out, [&](const Launcher& L) { return run(p, {}, opt, L); });
+}
+
+#if defined(IOATTN_PLATFORM_NVIDIA)
+// Tuning hooks for kernels/dev (not in the registry).
+const char* v08_fa3_warpspec_config_name(int index) {
+  return index >= 0 && index < static_cast<int>(std::size(kConfigs)) ? kConfigs[index].name : nullptr;
+}
+LaunchStatus v08_fa3_warpspec_launch_config(int index, const AttnProblem& p, const DeviceTensors& t, void* stream) {
+  if (auto e = v08_fa3_warpspec_supports(p, {})) return e;
+  if (index < 0 || index >= static_cast<int>(std::size(kConfigs))) return "v08_fa3_warpspec: no configuration " + std::to_string(index);
+  const Config& c = kConfigs[index];
+  if (c.d != p.head_dim) return std::string("config ") + c.name + " is for another head_dim";
+  return c.launch(AttnView::of(p), t, p.dtype, Launcher::enqueue(stream));
+}
+#endif
+
+}  // namespace ioattn::kernels
