@@ -7,6 +7,8 @@
 //            matrix units
 //   lds      fragments (conflict-free: ldmatrix, padded or swizzled rows, wgmma descriptors) or
 //            scalar (element-wise fragment reads from unpadded rows: bank conflicts)
+//   dq=...   (optional, backward) a separate dQ pass with its own tile, grid order and occupancy:
+//            dq=ORDER,BRxBC[@CTAS][,d<=D:BRxBC[@CTAS]] (sim::DqPass)
 // Each line restates what the variant's header says it does (the file named in the comment). This is
 // the one place the design is written: `ioattn simulate --kernel NAME` and experiments/exp_h200_model
 // read it from here. It belongs in the registry line itself (one more IOATTN_LADDER column); it sits
@@ -38,9 +40,15 @@ inline constexpr VariantDesign kVariantDesigns[] = {
     {"bwd01_fa2_scalar", "fma/none/fragments"},               // scalar fp32
     {"bwd01b_fa2_scalar_dqpass", "fma/none/fragments"},
     {"bwd02_fa2_mma", "mma_sync/none/fragments"},             // mma.sync, padded rows, ldmatrix (bwd_mma.hpp)
-    {"bwd02b_fa2_mma_dqpass", "mma_sync/none/fragments"},
+    // A separate dQ pass of its own (fourth part): the Q-outer kernel's tile and grid as its launch
+    // sets them (bwd02b: DqTile Br 64, Bc 32, or 64 at d <= 64; bwd03b: DqTile<d, 2> Br 128, Bc
+    // 64, whose 129 KiB of shared memory at d = 128 (its static_assert) leave one CTA per SM; both
+    // on a (b*Hq + h, Tr - 1 - query block) grid, heads fastest: qblock_major_rev). Occupancies
+    // that registers may set are not known here: the model's footprint gives them. The registry's
+    // LaunchConfig describes the main kernel only, so none of this is read from there.
+    {"bwd02b_fa2_mma_dqpass", "mma_sync/none/fragments/dq=qblock_major_rev,64x32,d<=64:64x64"},
     {"bwd03_fa3_wgmma", "wgmma/none/fragments"},              // the five products on wgmma (bwd_wgmma.hpp)
-    {"bwd03b_fa3_wgmma_dqpass", "wgmma/none/fragments"},
+    {"bwd03b_fa3_wgmma_dqpass", "wgmma/none/fragments/dq=qblock_major_rev,128x64@1,d<=64:128x64"},
 };
 
 // The design of registry variant `variant` (its full name); empty when it has none here.

@@ -272,7 +272,8 @@ void add_tensor(std::vector<TensorTraffic>& v, const std::string& name, int64_t 
 }  // namespace
 
 KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKernel& k,
-                         int64_t compute_units, int64_t ctas_per_cu, int64_t llc_bytes, bool no_l2) {
+                         int64_t compute_units, int64_t ctas_per_cu, int64_t llc_bytes, bool no_l2,
+                         int64_t sharing_ctas_per_cu) {
   const MaskSpec mask = p.mask();
   Geometry g{};
   g.B_out = k.outer_is_q ? t.Br : t.Bc;
@@ -436,8 +437,12 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
         for (const auto& other : k.accesses)
           if (!other.write && other.tensor == k.accesses[ai].tensor) skip_ws[ai] = true;
     std::vector<int64_t> uni(k.accesses.size()), cnt(k.accesses.size()), uni_cta(k.accesses.size());
-    for (int64_t w = 0; w < waves; ++w) {
-      const int64_t c0 = w * W, c1 = std::min(grid, (w + 1) * W);
+    // The wave model's group: the CTAs that progress together (all co-resident ones, or one per CU
+    // when co-resident CTAs are staggered).
+    const int64_t sharing = sharing_ctas_per_cu > 0 ? std::min(sharing_ctas_per_cu, ctas_per_cu) : ctas_per_cu;
+    const int64_t Ws = std::max<int64_t>(1, compute_units * sharing), l2_waves = ceil_div(grid, Ws);
+    for (int64_t w = 0; w < l2_waves; ++w) {
+      const int64_t c0 = w * Ws, c1 = std::min(grid, (w + 1) * Ws);
       const std::vector<Piece> pieces = wave_pieces(t.grid_order, g, bh, k.sequential_outer, c0, c1);
       double ws = 0.0;
       for (size_t ai = 0; ai < k.accesses.size(); ++ai) {

@@ -66,7 +66,16 @@ struct TiledKernel {
   std::vector<TiledAccess> accesses;
   std::vector<LdsIntermediate> lds_intermediates;
   Footprint footprint;           // one CTA's LDS and registers
+  // A kernel with a tile and grid of its own (a variant's separate dQ pass, Design::dq_pass):
+  // Br > 0 replaces the Tiling's Br, Bc and grid order for this kernel, and its occupancy comes
+  // own_ctas_per_cu where given, else from its footprint (the Tiling's ctas_per_cu describes the
+  // main kernel).
+  int64_t own_Br = 0, own_Bc = 0, own_ctas_per_cu = 0;
+  GridOrder own_grid_order = GridOrder::bh_major;
 };
+
+// The Tiling one kernel of the plan runs with: `t`, or its own tile and grid order (above).
+Tiling kernel_tiling(const Tiling& t, const TiledKernel& k);
 
 struct StreamAccess {
   std::string tensor;
@@ -111,9 +120,12 @@ struct Plan {
 Plan build_plan(const AttnProblem& p, const Tiling& t, const Options& o);
 
 // Counts one kernel (nest.cpp). `ctas_per_cu` is the occupancy, `llc_bytes` the cache the wave
-// model holds working sets against (ignored when no_l2).
+// model holds working sets against (ignored when no_l2). `sharing_ctas_per_cu` (0: the occupancy)
+// is how many co-resident CTAs per CU progress together, i.e. the L2 wave model's group is
+// compute_units x it CTAs of the dispatch order (1: staggered co-resident CTAs, simulate.cpp).
 KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKernel& k,
-                         int64_t compute_units, int64_t ctas_per_cu, int64_t llc_bytes, bool no_l2);
+                         int64_t compute_units, int64_t ctas_per_cu, int64_t llc_bytes, bool no_l2,
+                         int64_t sharing_ctas_per_cu = 0);
 KernelResult count_stream(const AttnProblem& p, const StreamKernel& k, int64_t compute_units,
                           int64_t llc_bytes, bool no_l2);
 

@@ -112,8 +112,69 @@ std::string_view overlap_name(Overlap o) {
 }
 std::string_view lds_read_name(LdsRead l) { return l == LdsRead::fragments ? "fragments" : "scalar"; }
 std::string design_name(const Design& d) {
-  return fmt::format("{}/{}/{}", matrix_instr_name(d.instr), overlap_name(d.overlap), lds_read_name(d.lds));
+  std::string s = fmt::format("{}/{}/{}", matrix_instr_name(d.instr), overlap_name(d.overlap), lds_read_name(d.lds));
+  const DqPass& q = d.dq_pass;
+  if (q.Br > 0) {
+    auto tile = [](int64_t br, int64_t bc, int64_t ctas) {
+      return ctas > 0 ? fmt::format("{}x{}@{}", br, bc, ctas) : fmt::format("{}x{}", br, bc);
+    };
+    s += fmt::format("/dq={},{}", grid_order_name(q.grid_order), tile(q.Br, q.Bc, q.ctas_per_cu));
+    if (q.small_d > 0) s += fmt::format(",d<={}:{}", q.small_d, tile(q.small_Br, q.small_Bc, q.small_ctas_per_cu));
+  }
+  return s;
 }
+
+namespace {
+// "BRxBC" with both in [1, 4096]; false otherwise.
+bool parse_tile(std::string_view s, int64_t& br, int64_t& bc) {
+  const size_t x = s.find('x');
+  if (x == std::string_view::npos) return false;
+  auto num = [](std::string_view v, int64_t& out) {
+    if (v.empty() || v.size() > 4) return false;
+    out = 0;
+    for (char ch : v) {
+      if (ch < '0' || ch > '9') return false;
+      out = out * 10 + (ch - '0');
+    }
+    return out >= 1 && out <= 4096;
+  };
+  return num(s.substr(0, x), br) && num(s.substr(x + 1), bc);
+}
+
+// The fourth design part, "dq=ORDER,BRxBC[@N][,d<=D:BRxBC[@N]]" (@N: resident CTAs per CU).
+bool parse_dq_tile(std::string_view s, int64_t& br, int64_t& bc, int64_t& ctas) {
+  const size_t at = s.find('@');
+  int64_t unused = 0;
+  if (at != std::string_view::npos && !parse_tile(std::string(s.substr(at + 1)) + "x1", ctas, unused)) return false;
+  return parse_tile(s.substr(0, at), br, bc);
+}
+std::optional<DqPass> parse_dq_pass(std::string_view s) {
+  if (s.substr(0, 3) != "dq=") return std::nullopt;
+  s.remove_prefix(3);
+  std::vector<std::string_view> items;
+  for (size_t start = 0;;) {
+    const size_t comma = s.find(',', start);
+    items.push_back(s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  if (items.size() < 2 || items.size() > 3) return std::nullopt;
+  DqPass q;
+  const auto order = parse_grid_order(items[0]);
+  if (!order || !parse_dq_tile(items[1], q.Br, q.Bc, q.ctas_per_cu)) return std::nullopt;
+  q.grid_order = *order;
+  if (items.size() == 3) {
+    const std::string_view it = items[2];
+    const size_t colon = it.find(':');
+    int64_t unused = 0;
+    if (it.substr(0, 3) != "d<=" || colon == std::string_view::npos ||
+        !parse_tile(std::string(it.substr(3, colon - 3)) + "x1", q.small_d, unused) ||
+        !parse_dq_tile(it.substr(colon + 1), q.small_Br, q.small_Bc, q.small_ctas_per_cu))
+      return std::nullopt;
+  }
+  return q;
+}
+}  // namespace
 std::optional<Design> parse_design(std::string_view s, std::string* why) {
   std::vector<std::string_view> parts;
   size_t start = 0;
@@ -127,7 +188,7 @@ std::optional<Design> parse_design(std::string_view s, std::string* why) {
     if (why) *why = std::move(msg);
     return std::nullopt;
   };
-  if (parts.size() > 3) return fail(fmt::format("design '{}' has more than 3 parts (instr/overlap/lds)", s));
+  if (parts.size() > 4) return fail(fmt::format("design '{}' has more than 4 parts (instr/overlap/lds/dq=...)", s));
   Design d;
   bool ok = false;
   for (auto v : {MatrixInstr::native, MatrixInstr::fma, MatrixInstr::mma_sync, MatrixInstr::wgmma, MatrixInstr::mfma})
@@ -144,6 +205,11 @@ std::optional<Design> parse_design(std::string_view s, std::string* why) {
     if (parts[2] == "fragments") d.lds = LdsRead::fragments;
     else if (parts[2] == "scalar") d.lds = LdsRead::scalar;
     else return fail(fmt::format("design '{}': LDS reads must be fragments or scalar", s));
+  }
+  if (parts.size() > 3) {
+    if (auto q = parse_dq_pass(parts[3])) d.dq_pass = *q;
+    else return fail(fmt::format("design '{}': the fourth part must be dq=ORDER,BRxBC[@N][,d<=D:BRxBC[@N]] "
+                                 "(ORDER a grid order, numbers in [1, 4096])", s));
   }
   return d;
 }
@@ -443,8 +509,9 @@ std::optional<std::string> check_fits(const AttnProblem& p, const Machine& m, co
   for (const auto& k : detail::build_plan(p, t, o).kernels) {
     if (!k.tiled) continue;
     std::string why;
-    if (occupancy_of(k.t.footprint, m, t.ctas_per_cu, &why) == 0)
-      return fmt::format("tiling Br={} Bc={} does not fit: kernel {} {}", t.Br, t.Bc, k.t.name, why);
+    const Tiling kt = detail::kernel_tiling(t, k.t);
+    if (occupancy_of(k.t.footprint, m, kt.ctas_per_cu, &why) == 0)
+      return fmt::format("tiling Br={} Bc={} does not fit: kernel {} {}", kt.Br, kt.Bc, k.t.name, why);
   }
   return std::nullopt;
 }
@@ -514,15 +581,23 @@ Result simulate_unchecked(const AttnProblem& p, const Machine& m, const Tiling& 
     if (pk.tiled) {
       // A requested occupancy is taken as given (e.g. one measured on the GPU, where the model's
       // footprint may disagree); simulate() refuses one that does not fit.
-      const int64_t occ = t.ctas_per_cu > 0 ? t.ctas_per_cu
-                                            : std::max<int64_t>(1, occupancy_of(pk.t.footprint, m, 0, nullptr));
-      k = detail::count_tiled(p, t, pk.t, cus, occ, llc, o.no_l2);
-      r.ctas_per_cu = std::max(r.ctas_per_cu, occ);
+      const Tiling kt = detail::kernel_tiling(t, pk.t);  // a dQ pass of its own: its tile and grid
+      const int64_t occ = kt.ctas_per_cu > 0 ? kt.ctas_per_cu
+                                             : std::max<int64_t>(1, occupancy_of(pk.t.footprint, m, 0, nullptr));
+      // Staggered co-resident CTAs: a design whose tile loop is bound by bank-conflicted LDS reads
+      // (LdsRead::scalar) saturates the LDS pipe, and the co-resident CTAs of a CU then do not
+      // progress together (the warp schedulers favour the older CTA's warps), so only CTAs in the
+      // same slot of different CUs read K_j, V_j at about the same time: the L2 wave model's group
+      // is one CTA per CU. A hypothesis fitted to no parameter; the evidence is v04's DRAM reads
+      // (simulator/README.md, "The L2 model where it is weak").
+      const bool staggered = occ > 1 && kt.design.lds == LdsRead::scalar;
+      k = detail::count_tiled(p, kt, pk.t, cus, occ, llc, o.no_l2, staggered ? 1 : 0);
+      if (pk.t.own_Br <= 0) r.ctas_per_cu = std::max(r.ctas_per_cu, occ);  // the main kernels' occupancy
     } else {
       k = detail::count_stream(p, pk.s, cus, llc, o.no_l2);
     }
     roofline(k, m, p.dtype, o.measured_ceilings);
-    if (pk.tiled) expected_tiled(k, m, p, t, pk.t.outer_is_q, o.measured_ceilings);
+    if (pk.tiled) expected_tiled(k, m, p, detail::kernel_tiling(t, pk.t), pk.t.outer_is_q, o.measured_ceilings);
     else expected_stream(k, m);
     // The ceiling is what no kernel beats: where the mechanisms alone say faster (an overlapped
     // design on a machine without calibrated efficiencies), the expected time is the ceiling, and

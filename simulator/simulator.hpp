@@ -224,15 +224,30 @@ std::optional<GridOrder> parse_grid_order(std::string_view s);
 enum class MatrixInstr { native, fma, mma_sync, wgmma, mfma };
 enum class Overlap { none, intra_warpgroup, ping_pong, warp_specialized };
 enum class LdsRead { fragments, scalar };
+// DqPass: the backward's separate dQ pass (--dq separate) as the variant launches it, when that is
+// its own kernel with its own tile and grid (bwd02b, bwd03b: a Q-outer kernel on a (b*Hq + h,
+// query block) grid, not the K/V-outer main kernel's tile and order). Br = 0: the main kernel's
+// tile and grid order (the default, and every strategy's nest without a variant behind it).
+// small_d: head dims up to it take the second tile (a variant whose key tile depends on d).
+// ctas_per_cu (per tile): its resident CTAs per CU where the variant's own shared memory fixes
+// them (0: from the model's single-buffered footprint of the tile).
+struct DqPass {
+  int64_t Br = 0, Bc = 0, ctas_per_cu = 0;
+  GridOrder grid_order = GridOrder::bh_major;
+  int64_t small_d = 0, small_Br = 0, small_Bc = 0, small_ctas_per_cu = 0;
+};
 struct Design {
   MatrixInstr instr = MatrixInstr::native;
   Overlap overlap = Overlap::none;
   LdsRead lds = LdsRead::fragments;
+  DqPass dq_pass{};
 };
 std::string_view matrix_instr_name(MatrixInstr i);
 std::string_view overlap_name(Overlap o);
 std::string_view lds_read_name(LdsRead l);
-// "wgmma/intra-warpgroup/fragments" (the last two parts may be left out: none, fragments);
+// "wgmma/intra-warpgroup/fragments" (the last two parts may be left out: none, fragments), and an
+// optional fourth part for a separate dQ pass of its own, "dq=ORDER,BRxBC[@N][,d<=D:BRxBC[@N]]"
+// (@N: CTAs per CU; e.g. "mma_sync/none/fragments/dq=qblock_major_rev,64x32,d<=64:64x64");
 // nullopt with `why` naming the bad part otherwise.
 std::optional<Design> parse_design(std::string_view s, std::string* why = nullptr);
 std::string design_name(const Design& d);

@@ -273,6 +273,16 @@ void flash_bwd(Ctx& c, bool fa1) {
     TiledKernel q;
     q.name = "bwd_dq";
     q.outer_is_q = true;
+    // The variant's own dQ pass (Design::dq_pass): its tile and grid, not the main kernel's.
+    const DqPass& own = c.t.design.dq_pass;
+    int64_t qBr = Br, qBc = Bc;
+    if (own.Br > 0) {
+      const bool small = own.small_d > 0 && d <= own.small_d;
+      qBr = q.own_Br = small ? own.small_Br : own.Br;
+      qBc = q.own_Bc = small ? own.small_Bc : own.Bc;
+      q.own_grid_order = own.grid_order;
+      q.own_ctas_per_cu = small ? own.small_ctas_per_cu : own.ctas_per_cu;
+    }
     q.matmuls_per_tile = 3;  // S, dP, dQ_i += dS K_j
     q.other_per_score = 5.0;
     q.accesses = {outer_read("Q", Heads::q, d, e, 1),    outer_read("dO", Heads::q, d, e, 1),
@@ -280,8 +290,8 @@ void flash_bwd(Ctx& c, bool fa1) {
                   inner_read("K", Heads::kv, d, e, 2),   inner_read("V", Heads::kv, d, e, 1),
                   outer_write("dQ", d, e)};
     q.lds_intermediates = {{"dS", e, 1}};
-    q.footprint.lds_bytes = 2 * Br * d * e + 2 * Bc * d * e + Br * Bc * e;
-    q.footprint.register_bytes = Br * d * 4 + 2 * Br * Bc * 4;
+    q.footprint.lds_bytes = 2 * qBr * d * e + 2 * qBc * d * e + qBr * qBc * e;
+    q.footprint.register_bytes = qBr * d * 4 + 2 * qBr * qBc * 4;
     c.plan.kernels.push_back(tiled(q));
   }
   gqa_reduce(c);
@@ -311,6 +321,16 @@ constexpr Builder kBuilders[] = {IOATTN_STRATEGIES(IOATTN_STRATEGY_BUILDER)};  /
 #undef IOATTN_STRATEGY_BUILDER
 
 }  // namespace
+
+Tiling kernel_tiling(const Tiling& t, const TiledKernel& k) {
+  if (k.own_Br <= 0) return t;
+  Tiling kt = t;
+  kt.Br = k.own_Br;
+  kt.Bc = k.own_Bc;
+  kt.grid_order = k.own_grid_order;
+  kt.ctas_per_cu = k.own_ctas_per_cu;
+  return kt;
+}
 
 Plan build_plan(const AttnProblem& p, const Tiling& t, const Options& o) {
   Ctx c{p, t, o, p.seqlen_q, p.seqlen_k, p.head_dim, static_cast<int64_t>(dtype_bytes(p.dtype)),
