@@ -35,8 +35,10 @@
 // (LayoutSupport, launch.hpp), one line each, X(id, varlen, paged_kv); every other variant is
 // refused such a problem by its registry entry.
 //   v07_decode_splitkv  paged KV (K/V through the block table, seqused_k per sequence); dense Q only
+//   v06_fa2_wgmma       packed Q and/or K (cu_seqlens_q/k), paged KV (any page size)
 #define IOATTN_LAYOUT_SUPPORT(X) \
-  X(v07_decode_splitkv, false, true)
+  X(v07_decode_splitkv, false, true) \
+  X(v06_fa2_wgmma, true, true)
 
 namespace ioattn::kernels {
 

@@ -43,6 +43,19 @@
 // or nvcc -gencode=arch=compute_90a,code=sm_90a, which kernels/CMakeLists.txt adds for this file);
 // supports() asks the device once (a one-thread probe kernel) and refuses with that message
 // otherwise. AMD: refused (no wgmma; v05 is the AMD path).
+// Packed (varlen) and paged batches (ioattn/layout.hpp; declared in registry.cpp's layout table):
+// queries dense or packed (cu_seqlens_q; LSE then (heads_q, total_q)), keys dense, packed
+// (cu_seqlens_k) or a paged cache of any page_size >= 1 (block table, seqused_k). A separate kernel
+// instantiation (kLayout; the dense one is unchanged) reads sequence b's lengths and first rows
+// (kernels/layout_rows.hpp, shared with v07): each sequence has its own bottom-right causal diagonal
+// and window, and a sequence with 0 keys gives O = 0, LSE = -inf. Grid: one block per (query tile,
+// head, sequence) sized by seqlen_q (max_seqlen_q); a tile past its sequence's queries exits at
+// once. Paged K/V: each 16-byte copy maps its key through the block table (a copy never straddles
+// a page; a tile's keys may span several), with no page-granular fast path (not tuned). Built for
+// the overlapping configurations (the listed --br/--bc tiles); the kOverlap = 0 tuning
+// configurations refuse non-dense problems.
+// Varlen/paged: compiled, not yet run on a GPU.
+// Varlen: ioattn run --kernel v06_fa2_wgmma --seqlens-q 1000,0,1,513 --seqlens-k 1000,7,1,2000 --heads-q 8 --heads-kv 2 --head-dim 128 --dtype bf16 --causal --check
 #include <cmath>
 #include <cstdint>
 #include <iterator>
@@ -52,6 +65,7 @@
 
 #include "kernels/attn_view.hpp"
 #include "kernels/launcher.hpp"
+#include "kernels/layout_rows.hpp"
 #include "kernels/platform/fragment.hpp"
 #include "kernels/platform/platform.hpp"
 #include "kernels/platform/wgmma.hpp"
@@ -96,8 +110,11 @@ struct V06Tile {
 };
 
 // Rows [r0, r0 + kRows) of a strided global tile into a swizzled shared tile; zero-fill past rows_end.
-template <class Tl, int kRows, class T>
-__device__ inline void load_swizzled(uint8_t* s, const T* g, int64_t row_stride, int r0, int rows_end, int tid) {
+// kMapped (the layout kernels' K and V): with page_row set, row j is cache row
+// paged_kv_row(page_row, page_size, j) (layout_rows.hpp), mapped only for j < rows_end.
+template <class Tl, int kRows, class T, bool kMapped = false>
+__device__ inline void load_swizzled(uint8_t* s, const T* g, int64_t row_stride, int r0, int rows_end, int tid,
+                                     const int32_t* page_row = nullptr, int page_size = 0) {
   constexpr int kChunks = Tl::kD / 8, kTotal = kRows * kChunks;
 #pragma unroll
   for (int it = 0; it < (kTotal + Tl::kThreads - 1) / Tl::kThreads; ++it) {
@@ -105,7 +122,11 @@ __device__ inline void load_swizzled(uint8_t* s, const T* g, int64_t row_stride,
     if (kTotal % Tl::kThreads != 0 && c >= kTotal) break;
     const int r = c / kChunks, c8 = c % kChunks;
     const bool valid = r0 + r < rows_end;
-    frag::async_copy_16(s + swizzled<kRows>(r, c8), g + (valid ? r0 + r : 0) * row_stride + c8 * 8, valid);  // HBM read
+    int64_t row = valid ? r0 + r : 0;
+    if constexpr (kMapped) {
+      if (page_row != nullptr && valid) row = paged_kv_row(page_row, page_size, r0 + r);
+    }
+    frag::async_copy_16(s + swizzled<kRows>(r, c8), g + row * row_stride + c8 * 8, valid);  // HBM read
   }
 }
 
@@ -202,9 +223,12 @@ __device__ __forceinline__ void pack_p(const float (&r_S)[kBc / 2], uint32_t (&r
 }
 #endif  // IOATTN_V06_WGMMA
 
-template <class T, class Tl>
+// kLayout: a packed (varlen) and/or paged batch (lay; layout_rows.hpp): sequence b = blockIdx.x /
+// heads_q has its own lengths, rows and bottom-right mask, and query tiles past its queries exit.
+// kLayout false is the dense kernel (lay unused).
+template <class T, class Tl, bool kLayout>
 __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
-    fa2_wgmma_kernel(AttnView a, const T* __restrict__ g_Q_all, const T* __restrict__ g_K_all,
+    fa2_wgmma_kernel(AttnView a, SeqLayout lay, const T* __restrict__ g_Q_all, const T* __restrict__ g_K_all,
                      const T* __restrict__ g_V_all, T* __restrict__ g_O_all, float* __restrict__ g_LSE,
                      uint32_t v_lbo, uint32_t v_sbo) {
 #if defined(IOATTN_V06_WGMMA)
@@ -219,16 +243,35 @@ __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int wgi = warp / 4;  // warpgroup of this thread: query rows 64 wgi .. 64 wgi + 63 of the block
-  const int seqlen_q = static_cast<int>(a.seqlen_q), seqlen_k = static_cast<int>(a.seqlen_k);
   const int64_t b = blockIdx.x / a.heads_q, h = blockIdx.x % a.heads_q;
   const int i0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kBr;  // heavy query blocks first
-  const int i1 = min(i0 + kBr, seqlen_q);
-  const T* g_Q = g_Q_all + a.q_offset(b, 0, h);
-  const T* g_K = g_K_all + a.kv_offset(b, 0, a.kv_head_of(h));
-  const T* g_V = g_V_all + a.kv_offset(b, 0, a.kv_head_of(h));
-  T* g_O = g_O_all + a.q_offset(b, 0, h);
   const int64_t q_stride = a.q_row_stride(), kv_stride = a.kv_row_stride();
-  const MaskSpec& mask = a.mask;
+  int seqlen_q = static_cast<int>(a.seqlen_q), seqlen_k = static_cast<int>(a.seqlen_k);
+  const T *g_Q, *g_K, *g_V;
+  T* g_O;
+  MaskSpec mask_seq = a.mask;         // kLayout: this sequence's lengths
+  const int32_t* page_row = nullptr;  // paged: this sequence's block-table row
+  float* g_LSE_h = nullptr;           // kLayout: this head's LSE row, query i at g_LSE_h[i]
+  if constexpr (kLayout) {
+    const SeqRows sr = seq_rows(lay, a, b);
+    if (i0 >= sr.seqlen_q) return;  // a tile past this sequence's queries (uniform: before any barrier)
+    seqlen_q = sr.seqlen_q, seqlen_k = sr.seqlen_k;
+    mask_seq.seqlen_q = seqlen_q, mask_seq.seqlen_k = seqlen_k;  // its own bottom-right alignment and window
+    page_row = sr.page_row;
+    const int64_t hk = a.kv_head_of(h);
+    g_Q = g_Q_all + (sr.q_row0 * a.heads_q + h) * a.head_dim;
+    g_O = g_O_all + (sr.q_row0 * a.heads_q + h) * a.head_dim;
+    g_K = g_K_all + (sr.k_row0 * a.heads_kv + hk) * a.head_dim;  // paged: cache row 0, rows mapped
+    g_V = g_V_all + (sr.k_row0 * a.heads_kv + hk) * a.head_dim;
+    g_LSE_h = g_LSE + sr.lse0 + h * sr.lse_h;
+  } else {
+    g_Q = g_Q_all + a.q_offset(b, 0, h);
+    g_K = g_K_all + a.kv_offset(b, 0, a.kv_head_of(h));
+    g_V = g_V_all + a.kv_offset(b, 0, a.kv_head_of(h));
+    g_O = g_O_all + a.q_offset(b, 0, h);
+  }
+  const MaskSpec& mask = kLayout ? mask_seq : a.mask;
+  const int i1 = min(i0 + kBr, seqlen_q);
 
   const int kb_blk = static_cast<int>(mask.block_key_begin(i0, i1));
   const int ke_blk = static_cast<int>(mask.block_key_end(i0, i1));
@@ -238,9 +281,11 @@ __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
   auto v_stage = [&](int j) { return s_V + ((j - j_first) % kStages) * Tl::kKVBytes; };
   // Copy group n: K_n and V_{n - kVLag}, each where it exists; one commit per group, always.
   auto load_group = [&](int n) {
-    if (n < j_last) load_swizzled<Tl, kBc>(k_stage(n), g_K, kv_stride, n * kBc, seqlen_k, tid);  // HBM read: K
+    if (n < j_last)  // HBM read: K
+      load_swizzled<Tl, kBc, T, kLayout>(k_stage(n), g_K, kv_stride, n * kBc, seqlen_k, tid, page_row, lay.pk.page_size);
     const int m = n - Tl::kVLag;
-    if (m >= j_first && m < j_last) load_swizzled<Tl, kBc>(v_stage(m), g_V, kv_stride, m * kBc, seqlen_k, tid);  // HBM read: V
+    if (m >= j_first && m < j_last)  // HBM read: V
+      load_swizzled<Tl, kBc, T, kLayout>(v_stage(m), g_V, kv_stride, m * kBc, seqlen_k, tid, page_row, lay.pk.page_size);
     frag::async_commit();
   };
 
@@ -365,10 +410,14 @@ __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
     for (int t = 0; t < kD / 8; ++t)  // HBM write: O_i, once
       *reinterpret_cast<uint32_t*>(g_O + i * q_stride + 8 * t + 2 * (lane % 4)) =
           frag::pack2<T>(r_O[4 * t + 2 * s] * inv_l, r_O[4 * t + 2 * s + 1] * inv_l);
-    if (lane % 4 == 0) g_LSE[a.lse_offset(b, h, i)] = l_i[s] > 0.f ? m_i[s] * a.scale + logf(l_i[s]) : -INFINITY;
+    if (lane % 4 == 0) {
+      const float lse = l_i[s] > 0.f ? m_i[s] * a.scale + logf(l_i[s]) : -INFINITY;
+      if constexpr (kLayout) g_LSE_h[i] = lse;
+      else g_LSE[a.lse_offset(b, h, i)] = lse;
+    }
   }
 #else
-  (void)a, (void)g_Q_all, (void)g_K_all, (void)g_V_all, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo;
+  (void)a, (void)lay, (void)g_Q_all, (void)g_K_all, (void)g_V_all, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo;
 #endif
 }
 
@@ -390,11 +439,13 @@ int g_v_desc_swapped = 0;
 struct Config {
   int d, br, bc;
   const char* name;
-  LaunchStatus (*launch)(const AttnView&, const DeviceTensors&, DType, const Launcher&);
+  LaunchStatus (*launch)(const AttnView&, const SeqLayout*, const DeviceTensors&, DType, const Launcher&);
 };
 
+// lay: null for a dense problem (the dense kernel), else the packed/paged batch (the kLayout kernel,
+// built for the overlapping configurations only).
 template <class Tl>
-LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, const Launcher& L) {
+LaunchStatus launch_tile(const AttnView& a, const SeqLayout* lay, const DeviceTensors& t, DType dt, const Launcher& L) {
   const int64_t q_blocks = (a.seqlen_q + Tl::kBr - 1) / Tl::kBr;
   if (q_blocks > 65535) return "v06_fa2_wgmma: seqlen_q must be <= " + std::to_string(65535 * Tl::kBr);
   const dim3 grid(static_cast<unsigned>(a.batch * a.heads_q), static_cast<unsigned>(q_blocks));
@@ -407,7 +458,13 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
     if constexpr (sizeof(T) != 2) {
       return "v06_fa2_wgmma: dtype must be fp16 or bf16";
     } else {
-      return L.main(main, &fa2_wgmma_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, a,
+      auto* kernel = &fa2_wgmma_kernel<T, Tl, false>;
+      if constexpr (Tl::kOverlap) {
+        if (lay) kernel = &fa2_wgmma_kernel<T, Tl, true>;
+      } else {
+        if (lay) return "v06_fa2_wgmma: the non-overlapping tuning configurations read dense layouts only";
+      }
+      return L.main(main, kernel, grid, Tl::kThreads, Tl::kSmemBytes, a, lay ? *lay : SeqLayout{},
                     static_cast<const T*>(t.q), static_cast<const T*>(t.k), static_cast<const T*>(t.v),
                     static_cast<T*>(t.o), t.lse, lbo, sbo);
     }
@@ -490,7 +547,9 @@ LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptio
   if (auto e = v06_fa2_wgmma_supports(p, opt)) return e;
 #if defined(IOATTN_PLATFORM_NVIDIA)
   if (auto e = wgmma_available()) return e;
-  return find_config(p.head_dim, opt.br, opt.bc)->launch(AttnView::of(p), t, p.dtype, L);
+  SeqLayout lay;
+  if (auto e = seq_layout_of("v06_fa2_wgmma", p, t, L.describes(), lay)) return e;
+  return find_config(p.head_dim, opt.br, opt.bc)->launch(AttnView::of(p), p.layout.dense() ? nullptr : &lay, t, p.dtype, L);
 #else
   (void)t, (void)L;
   return "v06_fa2_wgmma needs NVIDIA Hopper (wgmma)";
@@ -518,7 +577,8 @@ LaunchStatus v06_fa2_wgmma_launch_config(int index, const AttnProblem& p, const 
   if (index < 0 || index >= static_cast<int>(std::size(kConfigs))) return "v06_fa2_wgmma: no configuration " + std::to_string(index);
   const Config& c = kConfigs[index];
   if (c.d != p.head_dim) return std::string("config ") + c.name + " is for another head_dim";
-  return c.launch(AttnView::of(p), t, p.dtype, Launcher::enqueue(stream));
+  if (!p.layout.dense()) return "v06_fa2_wgmma: the tuning hooks take dense problems only";
+  return c.launch(AttnView::of(p), nullptr, t, p.dtype, Launcher::enqueue(stream));
 }
 void v06_fa2_wgmma_set_v_desc(int swapped) { g_v_desc_swapped = swapped ? 1 : 0; }
 #endif

@@ -68,6 +68,7 @@
 
 #include "kernels/attn_view.hpp"
 #include "kernels/launcher.hpp"
+#include "kernels/layout_rows.hpp"
 #include "kernels/platform/fragment.hpp"
 #include "kernels/platform/platform.hpp"
 #include "kernels/splitkv_combine.hpp"
@@ -110,20 +111,10 @@ struct DecodeTile {
 // Lazy rescaling threshold, in exp2 units: P <= 2^8 before normalization (v05's argument).
 constexpr float kLazyLog2 = 8.0f;
 
-// A paged KV cache as the kernel reads it (ioattn/layout.hpp): key j of sequence b is cache row
-// table[b * max_pages + j / page_size] * page_size + j % page_size, and sequence b has seqused[b]
-// keys. page_size 0: dense K/V (the pointers are then unused).
-struct PagedKv {
-  const int32_t* table = nullptr;    // (batch, max_pages), row-major
-  const int32_t* seqused = nullptr;  // (batch)
-  int page_size = 0;
-  int64_t max_pages = 0;
-};
-
 // Keys [k0, k0 + kRows) of one head of K or V into shared rows of kLd elements; keys >= k_end are
 // zero-filled and never read from global. Dense (kPaged false): key j is row j of the sequence, at
-// g + j * stride. Paged: key j is cache row page_row[j / page_size] * page_size + j % page_size
-// (page_row: the sequence's block-table row; g: the head's column of cache row 0). Each 16-byte
+// g + j * stride. Paged: key j is cache row paged_kv_row(page_row, page_size, j) (layout_rows.hpp;
+// page_row: the sequence's block-table row; g: the head's column of cache row 0). Each 16-byte
 // copy is one chunk of one key's row, and a page holds whole rows, so no copy straddles a page;
 // the keys of one stage may span several pages, each chunk mapping its own key. Table entries of
 // keys >= k_end (slots past the sequence's pages, possibly -1) are never read.
@@ -140,7 +131,7 @@ __device__ inline void load_kv_rows(T* s, const T* g, int64_t stride, int k0, in
     const bool valid = j < k_end;
     int64_t row = 0;
     if constexpr (kPaged) {
-      if (valid) row = int64_t{page_row[j / page_size]} * page_size + j % page_size;
+      if (valid) row = paged_kv_row(page_row, page_size, j);
     } else {
       row = valid ? j : 0;
     }
@@ -160,7 +151,7 @@ __device__ inline void load_kv_rows(T* s, const T* g, int64_t stride, int k0, in
 // blockIdx.x = ((b * Hkv + h_kv) * splits + split) * row_tiles + row_tile.
 // splits == 1: writes O (B, Nq, Hq, d) and LSE. splits > 1: writes split's O_s (fp32, normalized
 // over its keys) and LSE_s into the partials (splitkv_combine.hpp), for every row of the tile.
-// kPaged: K and V are a paged cache read through pk (PagedKv above); sequence b then has
+// kPaged: K and V are a paged cache read through pk (PagedKv, layout_rows.hpp); sequence b then has
 // pk.seqused[b] keys and its own bottom-right causal alignment and window (mask.seqlen_k).
 template <class T, class Tl, bool kPaged>
 __global__ void __launch_bounds__(Tl::kThreads, 1)

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -478,6 +479,186 @@ bool report_paged_coverage() {
   return ok;
 }
 
+// ---- packed (varlen) and paged prefill batches: the variants that declare them --------------
+// Generated batches of 1..8 sequences, weighted toward where layout code breaks: query and key
+// lengths 0, 1, 2..17, 60..300, 500..1500 (prefill: one query tile and several), keys equal to the
+// queries (self-attention), or a longer prefix before them, or independent; queries packed
+// (cu_seqlens_q, sometimes trailing rows no sequence owns) or dense; keys packed (cu_seqlens_k),
+// a paged cache (page size 1, 16, 7, 256 or 2..70: rarely dividing the lengths; shuffled tables,
+// spare pages, unused slots holding -1 or a page index) or dense; max lengths sometimes above the
+// longest; GQA 1/4/8, causal (each sequence's own bottom-right diagonal), windows, d 64/128 (and
+// 32/96/256, which v05 takes), fp16/bf16. Every variant whose layout table line declares the layout runs it (its default tile
+// and a generated one) and passes the error rule against the float64 reference of the layout
+// problem (the reference gathers by definition: reference/by_sequence.hpp); fully masked rows
+// (every row of a sequence with 0 keys) are exactly O = 0, LSE = -inf; rows of a packed Q no
+// sequence owns are left as the harness poisoned them (NaN) or hold the reference's O = 0,
+// LSE = -inf. Variants that do not declare it must refuse. The suite FAILS when a variant that
+// declares varlen ran no packed case (report_layout_coverage).
+std::map<std::string, int>& layout_ran() {  // variant -> distinct packed/paged prefill cases run
+  static std::map<std::string, int> m;
+  return m;
+}
+std::set<std::string>& layout_keys() {
+  static std::set<std::string> s;
+  return s;
+}
+
+rc::Gen<AttnProblem> gen_prefill_layout_problem() {
+  return rc::gen::exec([] {
+    AttnProblem p;
+    p.batch = *rc::gen::inRange<int64_t>(1, 9);
+    p.heads_kv = *rc::gen::element<int64_t>(1, 1, 2);
+    p.heads_q = p.heads_kv * *rc::gen::element<int64_t>(1, 4, 8, 4, 8);
+    p.head_dim = *rc::gen::element<int64_t>(128, 128, 128, 64, 64, 32, 96, 256);
+    p.dtype = *rc::gen::element(DType::bf16, DType::fp16);
+    p.causal = *rc::gen::element(false, true, true);
+    if (*rc::gen::element(0, 0, 0, 1)) {
+      p.window_left = *rc::gen::element<int64_t>(0, 1, 20, 300);
+      if (!p.causal) p.window_right = *rc::gen::element<int64_t>(-1, 0, 5);
+    }
+    // 0 packed Q, 1 dense Q; keys 0 packed, 1 paged, 2 dense (only with packed Q: not all dense).
+    const int q_mode = *rc::gen::element(0, 0, 0, 1);
+    const int k_mode = q_mode == 1 ? *rc::gen::element(0, 1, 1) : *rc::gen::element(0, 1, 1, 2);
+    auto gen_len = [] {
+      return *rc::gen::weightedOneOf<int64_t>({{2, rc::gen::just<int64_t>(0)},
+                                               {2, rc::gen::just<int64_t>(1)},
+                                               {3, rc::gen::inRange<int64_t>(2, 18)},
+                                               {3, rc::gen::inRange<int64_t>(60, 301)},
+                                               {2, rc::gen::inRange<int64_t>(500, 1501)}});
+    };
+    std::vector<int64_t> lq(static_cast<size_t>(p.batch)), lk(lq.size());
+    const int64_t dense_q = *rc::gen::element<int64_t>(1, 17, 128, 200);  // queries per sequence when dense
+    const int k_rel = *rc::gen::element(0, 0, 1, 2);  // 0: keys = queries, 1: a prefix before them, 2: independent
+    for (size_t b = 0; b < lq.size(); ++b) {
+      lq[b] = q_mode == 1 ? dense_q : gen_len();
+      lk[b] = k_rel == 0 ? lq[b] : k_rel == 1 ? lq[b] + gen_len() : gen_len();
+    }
+    if (k_mode == 2) std::fill(lk.begin(), lk.end(), std::max<int64_t>(1, lk[0]));  // dense keys
+    // Keep the float64 reference's work bounded (and a sanitizer's run short: IOATTN_GPU_QUICK).
+    const double max_work = kQuick ? 2e6 : 4e7;
+    auto work = [&] {
+      double w = 0;
+      for (size_t b = 0; b < lq.size(); ++b) w += double(lq[b]) * double(lk[b]);
+      return w * double(p.heads_q * p.head_dim);
+    };
+    while (work() > max_work) {
+      for (int64_t& n : lk) n = k_mode == 2 ? std::max<int64_t>(1, n * 2 / 3) : n * 2 / 3;
+      if (q_mode == 0)
+        for (int64_t& n : lq) n = n * 2 / 3;
+    }
+    const int64_t extra = *rc::gen::element<int64_t>(0, 0, 0, 3);  // max lengths above the longest
+    p.seqlen_q = (q_mode == 1 ? lq[0] : std::max<int64_t>(1, *std::max_element(lq.begin(), lq.end()))) +
+                 (q_mode == 1 ? 0 : extra);
+    p.seqlen_k = k_mode == 2 ? lk[0] : std::max<int64_t>(1, *std::max_element(lk.begin(), lk.end())) + extra;
+    BatchLayout& l = p.layout;
+    if (q_mode == 0) {
+      l.cu_seqlens_q = cu_seqlens_of(lq);
+      l.total_q = l.cu_seqlens_q.back() + *rc::gen::element<int64_t>(0, 0, 0, 5);  // trailing rows no sequence owns
+    }
+    if (k_mode == 0) {
+      l.cu_seqlens_k = cu_seqlens_of(lk);
+      l.total_k = l.cu_seqlens_k.back() + *rc::gen::element<int64_t>(0, 0, 3);
+    } else if (k_mode == 1) {
+      const int64_t page = *rc::gen::weightedOneOf<int64_t>({{2, rc::gen::just<int64_t>(1)},
+                                                             {3, rc::gen::just<int64_t>(16)},
+                                                             {1, rc::gen::just<int64_t>(7)},
+                                                             {1, rc::gen::just<int64_t>(256)},
+                                                             {2, rc::gen::inRange<int64_t>(2, 71)}});
+      const auto shuffle_seed = *rc::gen::arbitrary<uint64_t>();
+      const bool shuffle = *rc::gen::element(true, true, true, false);
+      set_paged(l, lk, page, *rc::gen::inRange<int64_t>(0, 4), shuffle ? std::optional<uint64_t>(shuffle_seed) : std::nullopt);
+      if (*rc::gen::element(false, true))  // unused slots holding a page index instead of -1: never read
+        for (int64_t b = 0; b < p.batch; ++b)
+          for (int64_t i = l.pages_used(b); i < l.max_pages; ++i)
+            l.block_table[b * l.max_pages + i] = static_cast<int32_t>((shuffle_seed + b + i) % l.num_pages);
+    }
+    return p;
+  });
+}
+
+// Fully masked rows of a layout problem are exactly O = 0, LSE = -inf; rows of a packed Q that no
+// sequence owns are untouched (NaN, the harness's poison) or O = 0, LSE = -inf, and are then set
+// to the reference's values so the error rule judges the owned rows.
+void require_layout_rows(const KernelInfo& k, const AttnProblem& p, ref::Forward& out, const std::string& what) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const MaskSpec mask = p.mask_of(b);
+    for (int64_t h = 0; h < p.heads_q; ++h)
+      for (int64_t i = 0; i < p.seqlen_q_of(b); ++i) {
+        if (!mask.row_fully_masked(i)) continue;
+        if (out.lse[p.lse_index(b, h, i)] != -inf)
+          RC_FAIL(fmt::format("{}: fully masked row (b {}, h {}, i {}) has LSE != -inf [{}]", k.name, b, h, i, what));
+        for (int64_t x = 0; x < p.head_dim; ++x)
+          if (out.o[(p.q_row(b, i) * p.heads_q + h) * p.head_dim + x] != 0.0f)
+            RC_FAIL(fmt::format("{}: fully masked row (b {}, h {}, i {}) has O != 0 [{}]", k.name, b, h, i, what));
+      }
+  }
+  const BatchLayout& l = p.layout;
+  if (!l.varlen_q()) return;
+  for (int64_t row = l.cu_seqlens_q.back(); row < l.total_q; ++row)
+    for (int64_t h = 0; h < p.heads_q; ++h) {
+      float& lse = out.lse[h * l.total_q + row];
+      if (!std::isnan(lse) && lse != -inf)
+        RC_FAIL(fmt::format("{}: LSE of row {} (no sequence owns it) was written: {} [{}]", k.name, row, lse, what));
+      lse = -inf;
+      for (int64_t x = 0; x < p.head_dim; ++x) {
+        float& o = out.o[(row * p.heads_q + h) * p.head_dim + x];
+        if (!std::isnan(o) && o != 0.0f)
+          RC_FAIL(fmt::format("{}: O of row {} (no sequence owns it) was written: {} [{}]", k.name, row, o, what));
+        o = 0.0f;
+      }
+    }
+}
+
+void prop_prefill_layouts() {
+  const AttnProblem p = *gen_prefill_layout_problem();
+  if (auto e = p.validate()) RC_FAIL("generated layout problem is invalid: " + *e + " [" + describe_layout(p) + "]");
+  classify_layout(p);
+  RC_CLASSIFY(p.seqlen_q >= 500, "seqlen_q>=500");
+  const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
+  const Case c = make_case(p, seed);
+  const std::string what = describe_layout(p);
+  const bool varlen = p.layout.varlen_q() || p.layout.varlen_k();
+  int ran = 0;
+  for (const KernelInfo& k : kernels::registry()) {
+    if ((varlen && !k.layouts.varlen) || (p.layout.paged() && !k.layouts.paged_kv)) {
+      if (!k.supports(p, {})) RC_FAIL(fmt::format("{} accepts a {} problem it does not declare [{}]", k.name, p.layout.describe(), what));
+      continue;
+    }
+    std::vector<KernelOptions> opts{{}};
+    if (const KernelOptions o = gen_options(k, p); o.br || o.bc || o.splits) opts.push_back(o);
+    for (const KernelOptions& opt : opts) {
+      const std::string key = fmt::format("prefill layout [{}] Br={} Bc={} splits={} seed={}", what, opt.br, opt.bc, opt.splits, seed);
+      if (auto why = k.supports(p, opt)) {
+        RC_ASSERT(!why->empty());
+        count_refused(k, key, *why);
+        continue;
+      }
+      count_ran(k, key);
+      if (layout_keys().insert(std::string(k.name) + " " + key).second) ++layout_ran()[std::string(k.name)];
+      ref::Forward out = run_on_gpu(k, c, opt);
+      const std::string at = fmt::format("{}; Br={} Bc={} splits={}", what, opt.br, opt.bc, opt.splits);
+      require_layout_rows(k, p, out, at);
+      require(check_forward(out, c.ref64, c.baseline, p.dtype), fmt::format("{} [{}]", k.name, at));
+      ++ran;
+    }
+  }
+  RC_CLASSIFY(ran > 0, "a layout variant ran");
+}
+
+// One line per variant that declares varlen; false when one of them ran no packed/paged prefill case.
+bool report_layout_coverage() {
+  bool ok = true;
+  for (const KernelInfo& k : kernels::registry()) {
+    if (!k.layouts.varlen) continue;
+    const int n = layout_ran()[std::string(k.name)];
+    std::printf("variant %.*s: %d packed/paged prefill cases run%s\n", static_cast<int>(k.name.size()), k.name.data(), n,
+                n ? "" : " (FAIL: declares varlen but ran no packed case)");
+    ok &= n > 0;
+  }
+  return ok;
+}
+
 // One line per registered variant; false when one ran no case at all.
 bool report_coverage() {
   std::vector<std::string_view> names;
@@ -547,8 +728,10 @@ int main() {
       {"gpu_fast_shapes_equal_reference", 150, prop_fast_shapes},
       {"gpu_decode_shapes_equal_reference", 60, prop_decode_shapes},
       {"gpu_paged_kv_equal_reference", 60, prop_paged_kv},
+      {"gpu_prefill_layouts_equal_reference", 60, prop_prefill_layouts},
   });
   const bool every_variant_ran = report_coverage();
   const bool every_paged_variant_ran = report_paged_coverage();
-  return (t.failed || props || !every_variant_ran || !every_paged_variant_ran) ? 1 : 0;
+  const bool every_layout_variant_ran = report_layout_coverage();
+  return (t.failed || props || !every_variant_ran || !every_paged_variant_ran || !every_layout_variant_ran) ? 1 : 0;
 }
