@@ -1,9 +1,9 @@
 // kernels/fwd_wgmma_common.hpp: the device pieces the Hopper wgmma forwards share (v06_fa2_wgmma,
 // v08_fa3_warpspec): the two products of a tile issued as wgmma, the boundary mask, the online
 // softmax with lazy rescaling, and P packed into the A operand of O += P V. These are v06's
-// functions, unchanged; v06 still carries its own file-local copy (it was being changed by other
-// work when this header was made). Switching v06 to this header and deleting its copy is the next
-// refactor (check that v06's SASS stays the same with cuobjdump -sass).
+// functions (issue_pv also takes d = 256 here, for v08); v06 still carries its own file-local copy
+// (it was being changed by other work when this header was made). Switching v06 to this header and
+// deleting its copy is the next refactor (check that v06's SASS stays the same with cuobjdump -sass).
 //
 // A tile description Tl provides kD (head dim), kBr (query rows of the block's shared Q tile) and
 // kBc (keys per tile). Shared tiles are 128-byte swizzled: a tile of R rows x d columns is d/64
@@ -48,8 +48,19 @@ __device__ __forceinline__ void issue_pv(float (&r_O)[Tl::kD / 2], const uint32_
 #pragma unroll
   for (int g = 0; g < Tl::kBc / 16; ++g) {
     const uint64_t dv = wg::desc(v_addr + g * 16 * 128, v_lbo, v_sbo);
-    if constexpr (Tl::kD == 64) wg::wgmma_rs_n64<T>(r_O, r_P[g], dv, 1);
-    else wg::wgmma_rs_n128<T>(r_O, r_P[g], dv, 1);
+    if constexpr (Tl::kD == 64) {
+      wg::wgmma_rs_n64<T>(r_O, r_P[g], dv, 1);
+    } else if constexpr (Tl::kD == 128) {
+      wg::wgmma_rs_n128<T>(r_O, r_P[g], dv, 1);
+    } else {
+      // d = 256 (v08 only; v06's copy has no such branch): two m64n128 MMAs, one per half of O's
+      // columns (accumulator registers 64 h .. 64 h + 63); half h starts at V's 64-column panel
+      // 2h, i.e. 2 LBO bytes in.
+      static_assert(Tl::kD == 256, "P V: d must be 64, 128 or 256");
+      wg::wgmma_rs_n128<T>(*reinterpret_cast<float(*)[64]>(&r_O[0]), r_P[g], dv, 1);
+      wg::wgmma_rs_n128<T>(*reinterpret_cast<float(*)[64]>(&r_O[64]), r_P[g],
+                           wg::desc(v_addr + g * 16 * 128 + 2 * v_lbo, v_lbo, v_sbo), 1);
+    }
   }
 }
 

@@ -22,15 +22,16 @@
 // The products, the boundary mask, the softmax (lazy rescaling) and the P packing are v06's
 // functions (kernels/fwd_wgmma_common.hpp); the tile skipping and the masked/unmasked loop split
 // are v06's overlap path.
-// Hang guard: every mbarrier wait is a bounded try_wait loop (2^24 polls of at most 10 us: between
-// about a second and three minutes); a thread whose wait gave up stops waiting and traps at its
-// end, so a protocol bug fails the launch instead of hanging the device. Named barriers (ping-pong)
-// cannot be bounded; their counts balance by construction (see the consumer loop).
+// Hang guard: every mbarrier wait is a bounded try_wait loop (2^24 polls, each sleeping at most
+// 10 us: under three minutes); a thread whose wait gave up stops waiting and traps at its end, so
+// a protocol bug fails the launch instead of hanging the device. Named barriers (ping-pong) cannot
+// be bounded; their counts balance by construction (see the consumer loop).
 //
 // Tiling: Br = 128 (two consumer warpgroups of 64 rows), Bc keys per tile, kStages buffers per ring.
 // Shared memory: Q (Br, d) + 2 kStages (Bc, d) + barriers; 384 threads, one block per SM.
 // Per consumer thread: O d/2 + S Bc/2 fp32 registers + P Bc/4. Defaults (kConfigs below): d = 128:
-// Bc 128, 2 stages (164,936 bytes of shared memory); d = 64: Bc 128, 2 stages (83,016 bytes).
+// Bc 128, 2 stages (164,936 bytes of shared memory); d = 64: Bc 128, 2 stages (83,016 bytes);
+// d = 256: Bc 64, 2 stages (197,704 bytes; O += P V as two m64n128 MMAs per 16 keys).
 // Registers (ptxas -v, CUDA 13.0, every configuration in kConfigs, fp16 and bf16): 168 per thread
 // at launch (__launch_bounds__(384, 1)), then 24 for the producer and 240 for the consumers after
 // setmaxnreg; 0 bytes of spills, no wgmma serialization warning.
@@ -40,11 +41,11 @@
 // causal mask or window: skipped tiles are not loaded); LSE 4·B·Hq·Nq.
 //
 // Measured: not yet run on a GPU (compiled only; registers from ptxas -v in kernels/README.md when run).
-// Not done: a persistent grid with a tile scheduler, d = 256 (wgmma n256), an intra-CTA TMA store
-// of O; varlen/paged layouts (refused by the registry).
+// Not done: a persistent grid with a tile scheduler, head dims other than 64/128/256, a TMA store
+// of O, varlen/paged layouts (refused by the registry).
 // Run: ioattn run --kernel v08_fa3_warpspec --seqlen 4096 --heads 16 --head-dim 128 --dtype bf16 --check
 //
-// Supports: fp16, bf16; d in {64, 128}; any Nq, Nk; causal (bottom-right), windows, GQA/MQA; LSE
+// Supports: fp16, bf16; d in {64, 128, 256}; any Nq, Nk; causal (bottom-right), windows, GQA/MQA; LSE
 // out; fully masked rows give O = 0, LSE = -inf. Needs sm_90a device code (kernels/CMakeLists.txt
 // adds -gencode=arch=compute_90a,code=sm_90a for this file); supports() asks the device once (a
 // one-thread probe kernel) and refuses with that message otherwise. Tensors must be 16-byte
@@ -92,7 +93,8 @@ struct V08Tile {
   static constexpr int kKVBytes = kBc_ * kD_ * 2;
   static constexpr int kBarriers = 1 + 4 * kStages_;  // Q full; K full/empty, V full/empty per stage
   static constexpr int kSmemBytes = 1024 /* alignment slack */ + kQBytes + 2 * kStages_ * kKVBytes + 8 * kBarriers;
-  static_assert(kD_ == 64 || kD_ == 128, "wgmma N for P V is d: 64 or 128 here");
+  static_assert(kD_ == 64 || kD_ == 128 || kD_ == 256, "P V: d = 64, 128 (one wgmma N) or 256 (two of N = 128)");
+  static_assert(kD_ != 256 || kBc_ == 64, "d = 256: O takes 128 registers per thread, S and P fit beside it at Bc = 64 only");
   static_assert(kBc_ == 64 || kBc_ == 128, "wgmma N for Q K^T is Bc: 64 or 128 here; a TMA box has <= 256 rows");
   static_assert(kStages_ >= 2, "each ring needs at least two buffers");
   static_assert(kSmemBytes <= kMaxSharedBytes, "tiles exceed the platform's shared memory per block");
@@ -101,7 +103,8 @@ struct V08Tile {
   static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= 384 * 168, "setmaxnreg targets exceed the block's registers");
 };
 
-static_assert(V08Tile<128, 128, 2, true>::kSmemBytes == 164936 && V08Tile<64, 128, 2, true>::kSmemBytes == 83016,
+static_assert(V08Tile<128, 128, 2, true>::kSmemBytes == 164936 && V08Tile<64, 128, 2, true>::kSmemBytes == 83016 &&
+                  V08Tile<256, 64, 2, true>::kSmemBytes == 197704,
               "the header's shared-memory figures");
 
 // The three tensor maps, passed as one __grid_constant__ kernel parameter (TMA reads them from the
@@ -140,7 +143,7 @@ __device__ __forceinline__ void mbar_arrive_lane0(uint32_t bar, int lane) {
 }
 // One poll; a thread may sleep in it up to kPollNs while the phase is incomplete.
 constexpr int kPollNs = 10000;
-constexpr uint32_t kMaxPolls = 1u << 24;  // 2^24 polls: > 1 s, < 3 min
+constexpr uint32_t kMaxPolls = 1u << 24;  // 2^24 polls: under 3 minutes in all
 __device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
   uint32_t done;
   asm volatile(
@@ -495,6 +498,8 @@ const Config kConfigs[] = {
     V08_CONFIG(64, 128, 2, 1),
     V08_CONFIG(64, 64, 3, 1),
     V08_CONFIG(64, 128, 2, 0),
+    V08_CONFIG(256, 64, 2, 1),
+    V08_CONFIG(256, 64, 2, 0),
 };
 #undef V08_CONFIG
 
@@ -531,7 +536,8 @@ LaunchStatus v08_fa3_warpspec_supports(const AttnProblem& p, const KernelOptions
 #if defined(IOATTN_PLATFORM_NVIDIA)
   if (auto e = warpspec_available()) return e;
   if (p.dtype == DType::fp32) return "v08_fa3_warpspec: dtype must be fp16 or bf16 (matrix cores take 16-bit inputs)";
-  if (p.head_dim != 64 && p.head_dim != 128) return "v08_fa3_warpspec: head_dim must be 64 or 128";
+  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
+    return "v08_fa3_warpspec: head_dim must be 64, 128 or 256";
   if (opt.splits) return "v08_fa3_warpspec takes no split-KV (--splits)";
   if (!find_config(p.head_dim, opt.br, opt.bc)) {
     std::string have;
