@@ -63,6 +63,10 @@ struct ProblemFlags {
   void apply_layout(AttnProblem& p) const;  // the layout flags onto p (problem() calls it)
 };
 
+// " q_descale=... k_descale=... v_descale=... out=..." for an FP8 problem (a missing descale is 1),
+// "" for every other: the FP8 part of a problem's one-line description (reference, run).
+std::string fp8_description(const AttnProblem& p);
+
 // A registered subcommand: its CLI11 node and what to run when it was chosen.
 struct Command {
   CLI::App* app = nullptr;

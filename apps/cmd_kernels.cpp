@@ -64,7 +64,8 @@ std::string shape_of(const AttnProblem& p) {
   return fmt::format(
       "batch={} heads_q={} heads_kv={} seqlen_q={} seqlen_k={} head_dim={} dtype={} causal={} window={},{}",
       p.batch, p.heads_q, p.heads_kv, p.seqlen_q, p.seqlen_k, p.head_dim, dtype_name(p.dtype), p.causal ? 1 : 0,
-      p.window_left, p.window_right);
+      p.window_left, p.window_right) +
+         fp8_description(p);
 }
 
 void check_options(const kernels::KernelOptions& opt) {

@@ -59,11 +59,7 @@ std::string describe(const AttnProblem& p) {
   std::string s = fmt::format("batch={} heads_q={} heads_kv={} seqlen_q={} seqlen_k={} head_dim={} {} scale={:.6g}",
                               p.batch, p.heads_q, p.heads_kv, p.seqlen_q, p.seqlen_k, p.head_dim,
                               dtype_name(p.dtype), p.softmax_scale());
-  if (is_fp8(p.dtype)) {
-    auto list = [](const std::vector<float>& d) { return d.empty() ? std::string("1") : fmt::format("{}", fmt::join(d, ",")); };
-    s += fmt::format(" q_descale={} k_descale={} v_descale={} out={}", list(p.fp8.q_descale), list(p.fp8.k_descale),
-                     list(p.fp8.v_descale), dtype_name(p.fp8.out));
-  }
+  s += fp8_description(p);
   if (p.causal) s += " causal";
   if (p.window_left >= 0 || p.window_right >= 0) s += fmt::format(" window=({},{})", p.window_left, p.window_right);
   if (!p.is_dense()) {  // packed / paged (ioattn/layout.hpp): the per-sequence lengths

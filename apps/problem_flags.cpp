@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli.hpp"
 
@@ -180,6 +181,13 @@ AttnProblem ProblemFlags::problem() const {
   if (layout_flags) apply_layout(p);
   if (auto e = p.validate()) throw UsageError(*e);
   return p;
+}
+
+std::string fp8_description(const AttnProblem& p) {
+  if (!is_fp8(p.dtype)) return {};
+  auto list = [](const std::vector<float>& d) { return d.empty() ? std::string("1") : fmt::format("{}", fmt::join(d, ",")); };
+  return fmt::format(" q_descale={} k_descale={} v_descale={} out={}", list(p.fp8.q_descale), list(p.fp8.k_descale),
+                     list(p.fp8.v_descale), dtype_name(p.fp8.out));
 }
 
 }  // namespace ioattn::cli

@@ -227,6 +227,9 @@ std::optional<std::string> make_request(const Fields& f, const typename Ladder<I
   if (!f.dtype) return std::string("dtype must be fp32, fp16 or bf16 (got NULL)");
   const auto dt = parse_dtype(f.dtype);
   if (!dt) return "dtype must be fp32, fp16 or bf16 (got '" + std::string(f.dtype) + "')";
+  // FP8 needs descales and an output dtype, which these entry points do not take (and O would not
+  // be the input's element size): refused here, before any variant sees it.
+  if (is_fp8(*dt)) return "dtype must be fp32, fp16 or bf16 (got '" + std::string(f.dtype) + "': FP8 is not in the C ABI yet)";
   if (f.causal != 0 && f.causal != 1) return "causal must be 0 or 1 (got " + std::to_string(f.causal) + ")";
   if (auto e = bad_tiles(opt)) return e;
   if (!std::isfinite(f.scale)) return std::string("scale must be finite (> 0, or <= 0 for 1/sqrt(head_dim))");

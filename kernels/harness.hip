@@ -33,7 +33,8 @@ struct DeviceRun::Impl {
   // The layout's tables (ioattn/layout.hpp), uploaded by create(); null when the layout has none.
   int32_t *cu_q = nullptr, *cu_k = nullptr, *table = nullptr, *seqused = nullptr;
   std::size_t ws_bytes = 0;
-  std::size_t elem = 4;
+  std::size_t elem = 4;      // bytes per element of Q, K, V (the input dtype; FP8: 1)
+  std::size_t out_elem = 4;  // bytes per element of O (the output dtype: FP8 problems write bf16/fp16)
 
   ~Impl() {
     for (void* ptr : {q, k, v, o, ws, static_cast<void*>(lse), static_cast<void*>(cu_q), static_cast<void*>(cu_k),
@@ -54,12 +55,13 @@ struct DeviceRun::Impl {
     return std::nullopt;
   }
   std::size_t q_bytes() const { return static_cast<std::size_t>(p.q_elems()) * elem; }
+  std::size_t o_bytes() const { return static_cast<std::size_t>(p.q_elems()) * out_elem; }
   std::size_t kv_bytes() const { return static_cast<std::size_t>(p.kv_elems()) * elem; }
   std::size_t lse_bytes() const { return static_cast<std::size_t>(p.lse_elems()) * sizeof(float); }
 
   LaunchStatus launch() const { return kernel->launch(p, tensors(), opt, ws, nullptr); }
   LaunchStatus poison() const {
-    if (auto e = device::poison(o, q_bytes())) return e;
+    if (auto e = device::poison(o, o_bytes())) return e;
     if (auto e = device::poison(lse, lse_bytes())) return e;
     return device::poison(ws, ws_bytes);
   }
@@ -77,12 +79,13 @@ std::unique_ptr<DeviceRun> DeviceRun::create(const KernelInfo& kernel, const Att
   m.p = p;
   m.opt = opt;
   m.elem = dtype_bytes(p.dtype);
+  m.out_elem = dtype_bytes(p.output_dtype());
   m.ws_bytes = kernel.workspace_bytes(p, opt);
   status = [&]() -> LaunchStatus {
     IOATTN_CHECK(hipMalloc(&m.q, m.q_bytes()));
     IOATTN_CHECK(hipMalloc(&m.k, m.kv_bytes()));
     IOATTN_CHECK(hipMalloc(&m.v, m.kv_bytes()));
-    IOATTN_CHECK(hipMalloc(&m.o, m.q_bytes()));
+    IOATTN_CHECK(hipMalloc(&m.o, m.o_bytes()));
     IOATTN_CHECK(hipMalloc(&m.lse, m.lse_bytes()));
     if (m.ws_bytes) IOATTN_CHECK(hipMalloc(&m.ws, m.ws_bytes));
     const BatchLayout& l = m.p.layout;
@@ -104,11 +107,9 @@ LaunchStatus DeviceRun::upload(const std::vector<float>& q, const std::vector<fl
       k.size() != static_cast<std::size_t>(m.p.kv_elems()) ||
       v.size() != static_cast<std::size_t>(m.p.kv_elems()))
     return "upload: tensor sizes do not match the problem (Q: batch*seqlen_q*heads_q*d, K/V: batch*seqlen_k*heads_kv*d)";
-  return dispatch_dtype(m.p.dtype, [&]<class T>() -> LaunchStatus {
-    if (auto e = device::upload_as<T>(m.q, q)) return e;
-    if (auto e = device::upload_as<T>(m.k, k)) return e;
-    return device::upload_as<T>(m.v, v);
-  });
+  if (auto e = device::upload_inputs(m.p.dtype, m.q, q)) return e;
+  if (auto e = device::upload_inputs(m.p.dtype, m.k, k)) return e;
+  return device::upload_inputs(m.p.dtype, m.v, v);
 }
 
 LaunchStatus DeviceRun::run() {
@@ -126,7 +127,7 @@ LaunchStatus DeviceRun::profile_once() {
 
 LaunchStatus DeviceRun::download(HostOutputs& out) const {
   const Impl& m = *impl_;
-  if (auto e = dispatch_dtype(m.p.dtype, [&]<class T>() {
+  if (auto e = dispatch_dtype(m.p.output_dtype(), [&]<class T>() {
         return device::download_as<T>(out.o, m.o, static_cast<std::size_t>(m.p.q_elems()));
       }))
     return e;
@@ -141,7 +142,7 @@ LaunchStatus DeviceRun::time(int warmup, int iters, Timing& out) {
 
 std::size_t DeviceRun::device_bytes() const {
   const Impl& m = *impl_;
-  return 2 * m.q_bytes() + 2 * m.kv_bytes() + m.lse_bytes() + m.ws_bytes + m.table_bytes();
+  return m.q_bytes() + m.o_bytes() + 2 * m.kv_bytes() + m.lse_bytes() + m.ws_bytes + m.table_bytes();
 }
 
 }  // namespace ioattn::kernels

@@ -2,6 +2,7 @@
 // forward, harness_bwd.hip for the backward); internal, HIP only, never included by plain C++.
 //
 //   upload_as<T> / download_as<T>  host floats <-> device elements of the dtype T (rounded on upload)
+//   upload_inputs                  Q, K or V in the problem's input dtype (FP8: the codes, ioattn/fp8.hpp)
 //   poison                         every byte 0xFF: a NaN in fp32, fp16 and bf16 alike
 //   synchronize                    wait for the device, surface execution errors (bad address, ...)
 //   time_launches                  warm-up, then one event pair per launch; median, min, max
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ioattn/fp8.hpp"
 #include "kernels/harness.hpp"  // Timing
 #include "kernels/launch.hpp"   // LaunchStatus
 #include "kernels/platform/platform.hpp"
@@ -34,6 +36,20 @@ LaunchStatus download_as(std::vector<float>& dst, const void* src, std::size_t n
   dst.resize(n);
   std::transform(tmp.begin(), tmp.end(), dst.begin(), [](T x) { return to_float(x); });
   return std::nullopt;
+}
+
+// One input tensor in the dtype `dt`: a 16/32-bit dtype through upload_as; an FP8 dtype as its
+// codes, one byte each (the host floats are FP8 values already, so encoding is exact; any other
+// float is rounded to nearest even, saturating, as the reference's round_to does).
+inline LaunchStatus upload_inputs(DType dt, void* dst, const std::vector<float>& src) {
+  if (is_fp8(dt)) {
+    const Fp8Format f = dt == DType::fp8_e4m3 ? Fp8Format::e4m3 : Fp8Format::e5m2;
+    std::vector<uint8_t> codes(src.size());
+    std::transform(src.begin(), src.end(), codes.begin(), [&](float x) { return fp8_encode(x, f); });
+    IOATTN_CHECK(hipMemcpy(dst, codes.data(), codes.size(), hipMemcpyHostToDevice));
+    return std::nullopt;
+  }
+  return dispatch_dtype(dt, [&]<class T>() { return upload_as<T>(dst, src); });
 }
 
 // A null `ptr` (an absent workspace) is skipped.

@@ -109,12 +109,25 @@ struct LayoutSupport {
 
 // What every registry entry checks first (forward and backward alike): the problem is valid, and its
 // layout is one the variant declares. nullopt if so, else one line starting with the variant's name.
+// Whether a registry line's dtype list ("fp16,bf16") names `dtype`.
+constexpr bool lists_dtype(std::string_view dtypes, std::string_view dtype) {
+  while (!dtypes.empty()) {
+    const std::size_t comma = dtypes.find(',');
+    if (dtypes.substr(0, comma) == dtype) return true;
+    if (comma == std::string_view::npos) break;
+    dtypes.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+// `dtypes` is the registry line's dtype list: an FP8 problem reaches only a variant that declares
+// its FP8 dtype there (v09_fp8_wgmma: "fp8_e4m3"); every other variant has no FP8 path and is refused
+// here by name, before its own supports() runs. The backward registry passes none (no FP8 backward).
 inline std::optional<std::string> registry_precheck(std::string_view variant, const LayoutSupport& s,
-                                                    const AttnProblem& p) {
+                                                    const AttnProblem& p, std::string_view dtypes = {}) {
   if (auto e = p.validate()) return e;
-  // No variant has an FP8 path yet (every registry line declares fp32/fp16/bf16 at most): refuse
-  // FP8 here for all of them. The first FP8 variant replaces this with a check of its declared dtypes.
-  if (is_fp8(p.dtype)) return std::string(variant) + ": dtype " + std::string(dtype_name(p.dtype)) + " not supported";
+  if (is_fp8(p.dtype) && !lists_dtype(dtypes, dtype_name(p.dtype)))
+    return std::string(variant) + ": dtype " + std::string(dtype_name(p.dtype)) + " not supported";
   const bool varlen = p.layout.varlen_q() || p.layout.varlen_k();
   if ((varlen && !s.varlen) || (p.layout.paged() && !s.paged_kv))
     return std::string(variant) + ": paged KV / varlen not supported (the problem is " + p.layout.describe() + ")";

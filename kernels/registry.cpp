@@ -28,7 +28,8 @@
   X(v04_fa2_mma,    "fa2",      "fp16,bf16",      "64,128",   false, "FA2 on matrix cores (mma.sync/MFMA fragments): plain loads, one buffer, mask on every tile") \
   X(v05_fa2_fast,   "fa2",      "fp16,bf16",      "32,64,96,128,256", true, "v04 + cp.async pipeline, padded smem, ldmatrix, P in registers, exp2, boundary-only masks") \
   X(v08_fa3_warpspec, "fa2",    "fp16,bf16",      "64,128,256", true,  "v06 warp-specialized (FA3): a producer warp issues TMA loads of K/V into an mbarrier ring, two consumer warpgroups (setmaxnreg 24/240) ping-pong their GEMMs via named barriers; sm_90a only") \
-  X(v06_fa2_wgmma,  "fa2",      "fp16,bf16",      "64,128",   true,  "v05 on Hopper wgmma (warpgroup MMA from swizzled shared tiles); softmax of one tile overlaps P*V of the previous (FA3); sm_90a only")
+  X(v06_fa2_wgmma,  "fa2",      "fp16,bf16",      "64,128",   true,  "v05 on Hopper wgmma (warpgroup MMA from swizzled shared tiles); softmax of one tile overlaps P*V of the previous (FA3); sm_90a only") \
+  X(v09_fp8_wgmma,  "fa2",      "fp8_e4m3",       "64,128,256", false, "v06 in FP8: wgmma e4m3 (k32), V transposed per head by a separate pass, P rounded to e4m3 in registers, descales on S and O, bf16/fp16 out; sm_90a only")
 // clang-format on
 
 // The layout table: variants that read packed (varlen) or paged layouts besides dense BSHD
@@ -76,18 +77,18 @@ bool built_with_gpu() { return false; }
 // The entries' supports, launch and config: registry_precheck (valid problem, declared layout),
 // then the variant's own function; every caller reaches a variant through these.
 namespace {
-#define IOATTN_GUARD(id, ...)                                                                          \
+#define IOATTN_GUARD(id, strategy, dtypes, ...)                                                        \
   LaunchStatus id##_checked_supports(const AttnProblem& p, const KernelOptions& o) {                   \
-    if (auto e = registry_precheck(#id, layouts_of(#id), p)) return e;                                 \
+    if (auto e = registry_precheck(#id, layouts_of(#id), p, dtypes)) return e;                         \
     return IOATTN_IMPL(id, supports)(p, o);                                                            \
   }                                                                                                    \
   LaunchStatus id##_checked_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& o, \
                                    void* ws, void* stream) {                                           \
-    if (auto e = registry_precheck(#id, layouts_of(#id), p)) return e;                                 \
+    if (auto e = registry_precheck(#id, layouts_of(#id), p, dtypes)) return e;                         \
     return IOATTN_IMPL(id, launch)(p, t, o, ws, stream);                                               \
   }                                                                                                    \
   LaunchStatus id##_checked_config(const AttnProblem& p, const KernelOptions& o, LaunchConfig& out) {  \
-    if (auto e = registry_precheck(#id, layouts_of(#id), p)) return e;                                 \
+    if (auto e = registry_precheck(#id, layouts_of(#id), p, dtypes)) return e;                         \
     return IOATTN_IMPL(id, config)(p, o, out);                                                         \
   }
 IOATTN_LADDER(IOATTN_GUARD)

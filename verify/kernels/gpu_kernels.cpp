@@ -121,7 +121,7 @@ void all_variants_match(const AttnProblem& p, double logit_std, uint64_t seed) {
     }
     count_ran(k, key);  // counted when launched: a failing launch or check still ran
     const ref::Forward out = run_on_gpu(k, c, opt);
-    require(check_forward(out, c.ref64, c.baseline, p.dtype),
+    require(check_forward(out, c.ref64, c.baseline, p.output_dtype()),
             fmt::format("{} [{}; Br={} Bc={} logit_std={}]", k.name, describe(p), opt.br, opt.bc, logit_std));
     require_masked_rows_empty(k, p, out);
     ++ran;
@@ -188,7 +188,7 @@ void named_case(const AttnProblem& p, uint64_t seed, Totals& t) {
         fmt::print("FAIL {}: {}\n", what, *st);
         continue;
       }
-      const ForwardCheck chk = check_forward({out.o, out.lse}, c.ref64, c.baseline, p.dtype);
+      const ForwardCheck chk = check_forward({out.o, out.lse}, c.ref64, c.baseline, p.output_dtype());
       if (!chk.pass()) {
         ++t.failed;
         fmt::print("FAIL {}\n", chk.describe(what, seed));
@@ -211,7 +211,7 @@ void determinism(Totals& t) {
     for (const int64_t d : dims) {
       AttnProblem p = shape(2, 4, 2, 203, 113, d, DType::fp32, true);
       kernels::LaunchStatus why;
-      for (DType dt : {DType::fp32, DType::bf16, DType::fp16}) {
+      for (DType dt : {DType::fp32, DType::bf16, DType::fp16, DType::fp8_e4m3}) {
         p.dtype = dt;
         if (!(why = k.supports(p, {}))) break;
       }
@@ -246,7 +246,7 @@ void determinism(Totals& t) {
         fmt::print("FAIL determinism {}: {} [{}]\n", k.name, st.value_or("create failed"), describe(p));
         continue;
       }
-      const ForwardCheck chk = check_forward({first.o, first.lse}, c.ref64, c.baseline, p.dtype);
+      const ForwardCheck chk = check_forward({first.o, first.lse}, c.ref64, c.baseline, p.output_dtype());
       if (!chk.pass()) {
         ++t.failed;
         fmt::print("FAIL {}\n", chk.describe(fmt::format("determinism {} [{}]", k.name, describe(p)), seed));
@@ -659,6 +659,65 @@ bool report_layout_coverage() {
   return ok;
 }
 
+// ---- FP8 (e4m3) inputs: the variants whose registry line declares fp8_e4m3 ------------------
+// The error rule for FP8 (ioattn/tolerance.hpp): truth = forward_f64 on the dequantized inputs,
+// baseline = forward_naive's FP8 emulation (P~ rounded to e4m3, descales as a kernel applies
+// them), floor of the OUTPUT dtype (bf16 or fp16); inputs from make_inputs (N(0, a^2) / descale,
+// rounded to e4m3). Every non-FP8 variant must refuse these problems (registry_precheck).
+AttnProblem fp8(AttnProblem p, std::vector<float> qd, std::vector<float> kd, std::vector<float> vd,
+                DType out = DType::bf16) {
+  p.dtype = DType::fp8_e4m3;
+  p.fp8.q_descale = std::move(qd);
+  p.fp8.k_descale = std::move(kd);
+  p.fp8.v_descale = std::move(vd);
+  p.fp8.out = out;
+  return p;
+}
+
+// Named FP8 shapes: a single element, odd lengths (113 vs 203, 1023 vs 1024), causal with
+// Nq > Nk (leading rows fully masked) and Nq < Nk, MQA/GQA, window (0, 0) and a wide window,
+// d 64/128/256, descales none / per tensor / per K/V head, bf16 and fp16 output.
+void fp8_named_cases(Totals& t) {
+  using V = std::vector<float>;
+  named_case(fp8(shape(1, 1, 1, 1, 1, 64, DType::bf16), {}, {}, {}), 11, t);
+  named_case(fp8(shape(2, 4, 2, 113, 203, 128, DType::bf16, true), {0.25f}, {0.5f}, {0.125f}), 12, t);
+  named_case(fp8(shape(1, 4, 1, 203, 113, 64, DType::bf16, true), {1.5f}, {0.75f}, {2.f}, DType::fp16), 13, t);
+  named_case(fp8(shape(1, 8, 2, 130, 300, 128, DType::bf16, false, 20, 5), V{0.5f, 0.25f}, V{1.f, 0.125f},
+                 V{0.0625f, 0.5f}), 14, t);  // per-K/V-head descales
+  named_case(fp8(shape(1, 2, 2, 17, 113, 256, DType::bf16, false, 0, 0), {0.5f}, {0.5f}, {0.5f}), 15, t);
+  named_case(fp8(shape(1, 2, 1, 129, 257, 256, DType::bf16, true), {}, {}, {0.25f}, DType::fp16), 16, t);
+  if (!kQuick) {
+    named_case(fp8(shape(1, 2, 2, 1023, 1024, 128, DType::bf16), {0.03125f}, {0.0625f}, {0.25f}), 17, t);
+    named_case(fp8(shape(1, 2, 2, 1024, 1023, 64, DType::bf16, true), {}, {}, {}), 18, t);
+    named_case(fp8(shape(2, 16, 2, 700, 700, 128, DType::bf16, true), {0.125f}, {0.125f}, {0.125f}), 19, t);
+  }
+}
+
+// Property: generated shapes as prop_all_variants (lengths 1, 17, 113, ..., causal, windows, GQA,
+// fully masked rows, logits up to ~100) in fp8_e4m3 at d 64/128/256, with generated descales
+// (none, per tensor, or per K/V head, powers of two and not) and output dtype.
+void prop_fp8_shapes() {
+  ProblemLimits lim;
+  AttnProblem p = *gen_problem(lim);
+  p.dtype = DType::fp8_e4m3;
+  p.head_dim = *rc::gen::element<int64_t>(64, 128, 128, 256);
+  while (p.batch * p.heads_q * p.seqlen_q * p.seqlen_k * p.head_dim > int64_t{8000000} && p.seqlen_k > 1)
+    p.seqlen_k /= 2;
+  const int mode = *rc::gen::element(0, 1, 1, 2);  // none, per tensor, per K/V head
+  auto gen_descales = [&] {
+    std::vector<float> d;
+    const int64_t n = mode == 0 ? 0 : mode == 1 ? 1 : p.heads_kv;
+    for (int64_t i = 0; i < n; ++i) d.push_back(*rc::gen::element(1.f, 0.5f, 0.1f, 2.f, 0.03125f));
+    return d;
+  };
+  p.fp8.q_descale = gen_descales();
+  p.fp8.k_descale = gen_descales();
+  p.fp8.v_descale = gen_descales();
+  p.fp8.out = *rc::gen::element(DType::bf16, DType::fp16);
+  RC_CLASSIFY(mode == 2, "per-head descales");
+  all_variants_match(p, *gen_logit_std(), *rc::gen::arbitrary<uint64_t>());
+}
+
 // One line per registered variant; false when one ran no case at all.
 bool report_coverage() {
   std::vector<std::string_view> names;
@@ -721,11 +780,13 @@ int main() {
     named_case(shape(1, 2, 2, 17, 113, 96, dt, false, 0, 0), 5, t);  // window (0, 0): one key per row
     named_case(shape(1, 2, 1, 113, 17, 32, dt, false, 5, 3), 6, t);
   }
+  fp8_named_cases(t);
   determinism(t);
   std::printf("named cases: %d ran, %d failed\n", t.ran, t.failed);
   const int props = ioattn::verify::run_properties({
       {"gpu_variants_equal_reference", 150, prop_all_variants},
       {"gpu_fast_shapes_equal_reference", 150, prop_fast_shapes},
+      {"gpu_fp8_shapes_equal_reference", 100, prop_fp8_shapes},
       {"gpu_decode_shapes_equal_reference", 60, prop_decode_shapes},
       {"gpu_paged_kv_equal_reference", 60, prop_paged_kv},
       {"gpu_prefill_layouts_equal_reference", 60, prop_prefill_layouts},

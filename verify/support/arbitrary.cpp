@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace ioattn::verify {
 
@@ -143,7 +144,11 @@ std::string describe(const AttnProblem& p) {
                      (p.window_left >= 0 || p.window_right >= 0)
                          ? fmt::format(" window=({},{})", p.window_left, p.window_right)
                          : std::string{},
-                     p.scale ? fmt::format("{}", *p.scale) : std::string("default"));
+                     p.scale ? fmt::format("{}", *p.scale) : std::string("default")) +
+         (is_fp8(p.dtype) ? fmt::format(" q_descale={} k_descale={} v_descale={} out={}", fmt::join(p.fp8.q_descale, ","),
+                                        fmt::join(p.fp8.k_descale, ","), fmt::join(p.fp8.v_descale, ","),
+                                        dtype_name(p.fp8.out))
+                          : std::string{});
 }
 
 std::vector<int64_t> head_dims_to_check(std::string_view listed) {

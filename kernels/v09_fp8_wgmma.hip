@@ -1,0 +1,513 @@
+// kernels/v09_fp8_wgmma.hip: the FP8 (e4m3) forward on Hopper's warpgroup MMA, NVIDIA sm_90a only.
+//
+// What changed vs v06_fa2_wgmma: Q, K, V are e4m3 codes (1 byte) with fp32 descales
+// (problem.hpp, Fp8Scaling), O is bf16 or fp16; both products run as wgmma e4m3 with k = 32
+// (platform/wgmma_fp8.hpp):
+//   S  = Q K^T : wgmma m64n{Bc}k32, A = Q (shared, K-major), B = K (shared, K-major), as in v06;
+//   O += P V   : wgmma m64n{d}k32,  A = P (registers, e4m3), B = V^T (shared, K-major).
+// 8-bit wgmma has no transposed operands, so B of P V must hold the keys contiguous. V (BSHD: d
+// contiguous) is transposed by a SEPARATE PASS (chosen over an in-kernel transpose: one simple
+// memory-bound kernel, and the main loop keeps v06's cp.async + descriptor structure unchanged):
+// kernel 1 writes V^T per (batch, K/V head) as (d, Nk_pad) bytes, keys contiguous, Nk_pad = Nk
+// rounded up to 128 (the padding zero), into the workspace; kernel 2 is the attention loop.
+// Extra cost: workspace B Hkv d Nk_pad bytes, and HBM traffic 2 B Hkv Nk d bytes (V read once and
+// V^T written once by the pass; the main kernel reads V^T where v06 reads V) plus one launch. At
+// d = 128, Nq = Nk = N, Hq = Hkv: 2 N d of the forward's 2 N d (Q, O: 1 + 2 bytes) + Tr 2 N d
+// (K, V once per query block) bytes per head, i.e. a few percent at N >= 4k (Tr >= 32).
+//
+// P from the fp32 accumulator to e4m3 in registers (the permutation, derived): the fp32 S
+// accumulator (wgmma.hpp; PTX ISA "WGMMA .m64nNk16 register fragment layout for accumulator")
+// gives thread (g = lane/4, t = lane%4) of a warp, in the 32-key slice 32s .. 32s+31 (atoms
+// 4s .. 4s+3), the keys 8a + 2t + e (a = 0..3, e = 0, 1) of rows g and g + 8: r_S[4(4s+a) + e]
+// (row g) and r_S[4(4s+a) + 2 + e] (row g + 8). The 8-bit A fragment of k32 (PTX ISA "WGMMA
+// .m64nNk32 register fragment layout for matrix A", the layout of mma.m16n8k32's 8-bit A per warp)
+// wants from the same thread byte b of register r at row g (r = 0, 2) or g + 8 (r = 1, 3), K index
+// 4t + b (r = 0, 1) or 16 + 4t + b (r = 2, 3). The two differ (accumulator: columns 2t, 2t+1,
+// 8+2t, 9+2t, ...; A: 4t .. 4t+3, 16+4t .. 19+4t), and moving values between threads would cost
+// shuffles per tile. Instead P keeps its registers and the KEYS are renumbered: O = P V sums over
+// keys, so any permutation applied to both P's columns and V's rows leaves O unchanged. Register r
+// of slice s is packed from atoms 4s + 2(r/2) and 4s + 2(r/2) + 1, elements e = 0, 1 (+2 for
+// r = 1, 3), i.e. byte b of register r, K index kpos = 16(r/2) + 4t + b, holds the key
+//   phys(kpos) = 16 (kpos / 16) + 8 ((kpos % 4) / 2) + 2 ((kpos % 16) / 4) + kpos % 2   (+ 32 s),
+// and the transpose pass writes V^T[x][32 G + kpos] = V[32 G + phys(kpos)][x] for every 32-key
+// group G. (phys is a bijection of 0..31: kpos % 16 = 4t + b <-> 8(b/2) + 2t + b%2.) Masks act on S
+// in the accumulator layout, on real key indices, before any of this.
+// Descales: S is scaled by scale q_descale k_descale (one fp32 factor, in exp2 units for the
+// softmax), O by v_descale / l in the epilogue; LSE = (scale qd kd) m + log l. The reference's
+// same-precision baseline rounds where this kernel does (reference/naive.cpp, "FP8 inputs"): fp32 S,
+// P~ = exp(S - m) unnormalized rounded to e4m3 (here m is the lazily moved running max, so
+// P~ <= 2^8 < 448), l from the fp32 P~, O = (P~ V) v_descale / l in fp32 then bf16/fp16.
+//
+// Tiling: 2 warpgroups x 64 query rows (Br = 128), Bc = 128 keys (4 k32 slices of P V), kStages
+// cp.async stages of K and V^T; shared tiles 128-byte swizzled (64-byte swizzled where a row has
+// 64 bytes: Q and K at d = 64). Per thread: O d/2 + S Bc/2 fp32 registers + P Bc/16 words.
+// Configurations: d = 64 and 128: Br 128, Bc 128, 3 stages; d = 256: Br 128, Bc 64, 2 stages
+// (O alone is 128 registers there). Registers and spills: nvcc -Xptxas -v of this file with
+// kernels/dev/build.sh's sm_90a flags (ptxas gives no serialization warning for the wgmma overlap).
+//
+// HBM traffic (simulator strategy `fa2`, with e = 1 for Q, K, V and 2 for O) + the transpose pass
+// above. The simulator has no FP8 model yet (it refuses FP8 problems).
+//
+// Measured: not yet (compiled here, never run; first run: the GPU suite's FP8 cases).
+// Run: ioattn run --kernel v09_fp8_wgmma --dtype fp8_e4m3 --seqlen 4096 --heads 16 --head-dim 128 --check
+//
+// Supports: fp8_e4m3 inputs (not e5m2), output bf16 or fp16; descales per tensor or per K/V head
+// (heads_kv <= 64 when per head: they travel as kernel arguments); d in {64, 128, 256}; any Nq,
+// Nk; causal (bottom-right), windows, GQA/MQA; LSE out; fully masked rows give O = 0, LSE = -inf.
+// Dense layout only. Needs sm_90a device code (kernels/CMakeLists.txt adds it for this file) and
+// asks the device once, as v06 does. AMD: refused (no wgmma; gfx940's FP8 MFMA path is not written).
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "kernels/attn_view.hpp"
+#include "kernels/launcher.hpp"
+#include "kernels/platform/fragment.hpp"
+#include "kernels/platform/platform.hpp"
+#include "kernels/platform/wgmma.hpp"
+#include "kernels/platform/wgmma_fp8.hpp"
+#include "kernels/fwd_wgmma_common.hpp"
+
+#if defined(IOATTN_PLATFORM_NVIDIA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define IOATTN_V09_WGMMA 1
+#endif
+
+namespace ioattn::kernels {
+namespace {
+
+#if defined(IOATTN_PLATFORM_NVIDIA)
+
+constexpr int kMaxDescaleHeads = 64;  // per-K/V-head descales travel in the kernel arguments
+constexpr int kKeyPad = 128;          // V^T rows: Nk rounded up to this (every Bc divides it)
+
+// The descales as the kernel sees them: n = 1 (per tensor, or none: 1.0) or heads_kv values.
+struct Fp8Descales {
+  float q[kMaxDescaleHeads], k[kMaxDescaleHeads], v[kMaxDescaleHeads];
+  int per_head;  // 1: entry kv_head_of(h); 0: entry 0
+};
+
+// Key renumbering within a 32-key group (header): K index kpos of the P V product reads key phys(kpos).
+__host__ __device__ constexpr int phys_key(int kpos) {
+  return 16 * (kpos / 16) + 8 * ((kpos % 4) / 2) + 2 * ((kpos % 16) / 4) + kpos % 2;
+}
+static_assert([] {
+  bool seen[32] = {};
+  for (int k = 0; k < 32; ++k) {
+    if (phys_key(k) < 0 || phys_key(k) >= 32 || seen[phys_key(k)]) return false;
+    seen[phys_key(k)] = true;
+  }
+  // The thread t = 1, register 2 (K index 16 + 4 + b) holds accumulator keys 18, 19, 26, 27.
+  return phys_key(20) == 18 && phys_key(21) == 19 && phys_key(22) == 26 && phys_key(23) == 27;
+}(), "phys_key must be a permutation of 0..31 matching the accumulator layout");
+
+// Byte offset of 16-byte chunk c16 of row r in a swizzled tile of kRows rows stored as panels of
+// kRows x kRowBytes (kRowBytes 128: chunk c ^ (r % 8), the 128B swizzle; 64: chunk c ^ ((r / 2) % 4),
+// the 64B swizzle, i.e. address bits 4-5 XOR bits 7-8). Tiles start 1024-byte aligned.
+template <int kRows, int kRowBytes>
+__device__ inline uint32_t swizzled(int r, int c16) {
+  constexpr int kChunks = kRowBytes / 16;
+  const int x = kRowBytes == 128 ? r % 8 : (r / 2) % 4;
+  return static_cast<uint32_t>((c16 / kChunks) * (kRows * kRowBytes) + r * kRowBytes + (((c16 % kChunks) ^ x) * 16));
+}
+
+template <int kD_, int kBc_, int kStages_>
+struct V09Tile {
+  static constexpr int kD = kD_;
+  static constexpr int kWG = 2;
+  static constexpr int kBr = 64 * kWG;
+  static constexpr int kBc = kBc_;
+  static constexpr int kStages = kStages_;
+  static constexpr int kVLag = 1;  // V^T_j is consumed one step after K_j (the overlap)
+  static constexpr int kThreads = 128 * kWG;
+  static constexpr int kQKRow = kD_ < 128 ? kD_ : 128;    // bytes per panel row of Q and K tiles
+  static constexpr int kVRow = kBc_;                       // bytes per row of a V^T tile (one panel)
+  static constexpr int kQBytes = kBr * kD_;                // (Br, d) e4m3
+  static constexpr int kKBytes = kBc_ * kD_;               // (Bc, d)
+  static constexpr int kVBytes = kD_ * kBc_;               // (d, Bc): V^T
+  static constexpr int kSmemBytes = 1024 /* alignment slack */ + kQBytes + kStages_ * (kKBytes + kVBytes);
+  static_assert(kD_ == 64 || kD_ == 128 || kD_ == 256, "wgmma N for P V is d: 64, 128 or 256");
+  static_assert(kBc_ == 64 || kBc_ == 128, "wgmma N for Q K^T is Bc: 64 or 128; a V^T row is Bc bytes");
+  static_assert(kKeyPad % kBc_ == 0, "V^T's key padding must be whole tiles");
+  static_assert(kStages_ >= 2, "the pipeline needs at least two stages");
+  static_assert(kSmemBytes <= kMaxSharedBytes, "tiles exceed the platform's shared memory per block");
+};
+
+// Rows [r0, r0 + kRows) of a strided byte matrix of kWidth bytes per row into a swizzled shared tile;
+// zero-fill past rows_end.
+template <class Tl, int kRows, int kWidth, int kRowBytes>
+__device__ inline void load_swizzled(uint8_t* s, const uint8_t* g, int64_t row_stride, int r0, int rows_end, int tid) {
+  constexpr int kChunks = kWidth / 16, kTotal = kRows * kChunks;
+#pragma unroll
+  for (int it = 0; it < (kTotal + Tl::kThreads - 1) / Tl::kThreads; ++it) {
+    const int c = tid + it * Tl::kThreads;
+    if (kTotal % Tl::kThreads != 0 && c >= kTotal) break;
+    const int r = c / kChunks, c16 = c % kChunks;
+    const bool valid = r0 + r < rows_end;
+    frag::async_copy_16(s + swizzled<kRows, kRowBytes>(r, c16), g + (valid ? r0 + r : 0) * row_stride + c16 * 16,
+                        valid);  // HBM read
+  }
+}
+
+// Pass 1: V (batch, Nk, Hkv, d) e4m3 -> V^T (batch, Hkv, d, Nk_pad), keys renumbered within each
+// 32-key group (phys_key), zero past Nk. One CTA per (b*Hkv + hk, 64 keys, 64 of d): a 64 x 64 byte
+// tile through shared memory, 16-byte loads and stores.
+__global__ void __launch_bounds__(256) transpose_v_kernel(AttnView a, const uint8_t* __restrict__ g_V,
+                                                          uint8_t* __restrict__ g_Vt, int64_t nk_pad) {
+  __shared__ uint8_t s_t[64][64 + 16];  // (keys, d) of the tile; rows padded
+  const int64_t bh = blockIdx.x, b = bh / a.heads_kv, hk = bh % a.heads_kv;
+  const int key0 = static_cast<int>(blockIdx.y) * 64, x0 = static_cast<int>(blockIdx.z) * 64;
+  const int tid = threadIdx.x, r = tid / 4, c = (tid % 4) * 16;  // 64 rows x 4 chunks of 16 bytes
+  const int key = key0 + r;
+  uint4 v = {0, 0, 0, 0};
+  if (key < a.seqlen_k)
+    v = *reinterpret_cast<const uint4*>(g_V + a.kv_offset(b, key, hk) + x0 + c);  // HBM read: V, once
+  *reinterpret_cast<uint4*>(&s_t[r][c]) = v;
+  __syncthreads();
+  // Output row x0 + r (one d index), keys key0 + c .. + 15 in K order: byte i reads key phys(...).
+  alignas(16) uint8_t out[16];
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    const int kpos = (c + i) % 32, group = (c + i) / 32;
+    out[i] = s_t[32 * group + phys_key(kpos)][r];
+  }
+  uint8_t* dst = g_Vt + ((b * a.heads_kv + hk) * a.head_dim + x0 + r) * nk_pad + key0 + c;
+  *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(out);  // HBM write: V^T, once
+}
+
+#if defined(IOATTN_V09_WGMMA)
+template <int kN>
+__device__ __forceinline__ void wgmma_ss(float (&d)[kN / 2], uint64_t da, uint64_t db, int acc) {
+  if constexpr (kN == 64) wg8::wgmma_ss_n64(d, da, db, acc);
+  else if constexpr (kN == 128) wg8::wgmma_ss_n128(d, da, db, acc);
+  else wg8::wgmma_ss_n256(d, da, db, acc);
+}
+template <int kN>
+__device__ __forceinline__ void wgmma_rs(float (&d)[kN / 2], const uint32_t (&a)[4], uint64_t db, int acc) {
+  if constexpr (kN == 64) wg8::wgmma_rs_n64(d, a, db, acc);
+  else if constexpr (kN == 128) wg8::wgmma_rs_n128(d, a, db, acc);
+  else wg8::wgmma_rs_n256(d, a, db, acc);
+}
+
+// S = Q K^T for one tile, issued: d/32 MMAs of k = 32 bytes; slice kk starts 32 kk bytes along d,
+// i.e. in panel 32 kk / kQKRow at byte (32 kk) % kQKRow of the row.
+template <class Tl>
+__device__ __forceinline__ void issue_qk(float (&r_S)[Tl::kBc / 2], uint32_t q_addr, uint32_t k_addr) {
+  wg::fence_regs(r_S);
+  wg::fence();
+#pragma unroll
+  for (int kk = 0; kk < Tl::kD / 32; ++kk) {
+    const int panel = 32 * kk / Tl::kQKRow, within = 32 * kk % Tl::kQKRow;
+    const uint64_t dq = wg8::desc<Tl::kQKRow>(q_addr + panel * (Tl::kBr * Tl::kQKRow) + within);
+    const uint64_t dk = wg8::desc<Tl::kQKRow>(k_addr + panel * (Tl::kBc * Tl::kQKRow) + within);
+    wgmma_ss<Tl::kBc>(r_S, dq, dk, kk > 0);
+  }
+}
+
+// O += P V for one tile, issued: Bc/32 MMAs of k = 32 keys; slice g starts 32 g bytes into each
+// V^T row. r_P must stay untouched until it completes.
+template <class Tl>
+__device__ __forceinline__ void issue_pv(float (&r_O)[Tl::kD / 2], const uint32_t (&r_P)[Tl::kBc / 32][4],
+                                         uint32_t vt_addr) {
+  wg::fence_regs(r_O);
+  wg::fence();
+#pragma unroll
+  for (int g = 0; g < Tl::kBc / 32; ++g) wgmma_rs<Tl::kD>(r_O, r_P[g], wg8::desc<Tl::kVRow>(vt_addr + 32 * g), 1);
+}
+
+// P (fp32, accumulator layout) -> e4m3 A fragments, 32 keys per MMA, in registers (header: register
+// r of slice s takes atoms 4s + 2(r/2) and 4s + 2(r/2) + 1, elements 0, 1 for row g or 2, 3 for g + 8).
+template <int kBc>
+__device__ __forceinline__ void pack_p(const float (&r_S)[kBc / 2], uint32_t (&r_P)[kBc / 32][4]) {
+#pragma unroll
+  for (int s = 0; s < kBc / 32; ++s)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int a0 = 4 * (4 * s + 2 * (r / 2)), a1 = a0 + 4, e = 2 * (r % 2);
+      r_P[s][r] = wg8::pack_e4m3x4(r_S[a0 + e], r_S[a0 + e + 1], r_S[a1 + e], r_S[a1 + e + 1]);
+    }
+}
+#endif  // IOATTN_V09_WGMMA
+
+template <class T, class Tl>
+__global__ void __launch_bounds__(Tl::kThreads, 1)
+    fp8_wgmma_kernel(AttnView a, const uint8_t* __restrict__ g_Q_all, const uint8_t* __restrict__ g_K_all,
+                     const uint8_t* __restrict__ g_Vt_all, T* __restrict__ g_O_all, float* __restrict__ g_LSE,
+                     int64_t nk_pad, Fp8Descales ds) {
+#if defined(IOATTN_V09_WGMMA)
+  constexpr int kD = Tl::kD, kBr = Tl::kBr, kBc = Tl::kBc, kStages = Tl::kStages;
+
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t raw_addr = frag::smem_addr(smem_raw);
+  uint8_t* s_Q = smem_raw + ((1024 - raw_addr % 1024) % 1024);  // (Br, d) swizzled
+  uint8_t* s_K = s_Q + Tl::kQBytes;                             // kStages x (Bc, d) swizzled
+  uint8_t* s_V = s_K + kStages * Tl::kKBytes;                   // kStages x (d, Bc) swizzled: V^T
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int wgi = warp / 4;
+  const int seqlen_q = static_cast<int>(a.seqlen_q), seqlen_k = static_cast<int>(a.seqlen_k);
+  const int64_t b = blockIdx.x / a.heads_q, h = blockIdx.x % a.heads_q, hk = a.kv_head_of(h);
+  const int i0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kBr;  // heavy query blocks first
+  const int i1 = min(i0 + kBr, seqlen_q);
+  const uint8_t* g_Q = g_Q_all + a.q_offset(b, 0, h);
+  const uint8_t* g_K = g_K_all + a.kv_offset(b, 0, hk);
+  const uint8_t* g_Vt = g_Vt_all + (b * a.heads_kv + hk) * a.head_dim * nk_pad;  // (d, Nk_pad)
+  T* g_O = g_O_all + a.q_offset(b, 0, h);
+  const int64_t q_stride = a.q_row_stride(), kv_stride = a.kv_row_stride();
+  const MaskSpec& mask = a.mask;
+  const int dsi = ds.per_head ? static_cast<int>(hk) : 0;
+  const float s_factor = a.scale * ds.q[dsi] * ds.k[dsi];  // S = (Q K^T) scale qd kd
+  const float sl2 = s_factor * 1.4426950408889634f;
+  const float v_descale = ds.v[dsi];
+
+  const int kb_blk = static_cast<int>(mask.block_key_begin(i0, i1));
+  const int ke_blk = static_cast<int>(mask.block_key_end(i0, i1));
+  const int j_first = kb_blk / kBc;
+  const int j_last = ke_blk > kb_blk ? (ke_blk + kBc - 1) / kBc : j_first;
+  auto k_stage = [&](int j) { return s_K + ((j - j_first) % kStages) * Tl::kKBytes; };
+  auto v_stage = [&](int j) { return s_V + ((j - j_first) % kStages) * Tl::kVBytes; };
+  // Copy group n: K_n and V^T_{n - kVLag}, each where it exists; one commit per group, always.
+  // V^T has Nk_pad >= j_last Bc columns (zero past Nk): its d rows are all valid.
+  auto load_group = [&](int n) {
+    if (n < j_last)
+      load_swizzled<Tl, kBc, kD, Tl::kQKRow>(k_stage(n), g_K, kv_stride, n * kBc, seqlen_k, tid);  // HBM read: K
+    const int m = n - Tl::kVLag;
+    if (m >= j_first && m < j_last)
+      load_swizzled<Tl, kD, kBc, Tl::kVRow>(v_stage(m), g_Vt + m * kBc, nk_pad, 0, kD, tid);  // HBM read: V^T
+    frag::async_commit();
+  };
+
+  load_swizzled<Tl, kBr, kD, Tl::kQKRow>(s_Q, g_Q, q_stride, i0, seqlen_q, tid);  // HBM read: Q_i, once
+  frag::async_commit();
+#pragma unroll
+  for (int st = 0; st < kStages - 1; ++st) load_group(j_first + st);
+
+  const int wi0 = i0 + 64 * wgi + 16 * (warp % 4);  // this warp's 16 rows
+  int key_lo[2], key_hi[2];  // visible keys of this thread's rows wi0 + lane/4 + 8s (none past seqlen_q)
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const int i = wi0 + lane / 4 + 8 * s;
+    key_lo[s] = i < seqlen_q ? static_cast<int>(mask.key_begin(i)) : 0;
+    key_hi[s] = i < seqlen_q ? static_cast<int>(mask.key_end(i)) : 0;
+  }
+  const uint32_t q_addr = frag::smem_addr(s_Q) + 64 * wgi * Tl::kQKRow;  // this warpgroup's 64 rows, panel 0
+
+  float r_O[kD / 2];            // (64, d) per warpgroup, accumulator layout
+  float r_S[kBc / 2];           // (64, Bc) per warpgroup
+  uint32_t r_P[kBc / 32][4];    // P in e4m3 as the A operand of O += P V, 32 keys per MMA
+#pragma unroll
+  for (int x = 0; x < kD / 2; ++x) r_O[x] = 0.f;
+#pragma unroll
+  for (int x = 0; x < kBc / 2; ++x) r_S[x] = 0.f;
+  float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.f, 0.f};
+  auto begin_step = [&](int j) {
+    frag::async_wait<kStages - 2>();
+    wg::fence_proxy_async();
+    __syncthreads();
+    load_group(j + kStages - 1);
+  };
+  auto rescale_o = [&](const float (&alpha)[2]) {
+#pragma unroll
+    for (int x = 0; x < kD / 2; ++x) r_O[x] *= alpha[(x % 4) / 2];
+  };
+  float alpha[2];
+  auto s_and_softmax = [&](int j, bool masked) {
+    issue_qk<Tl>(r_S, q_addr, frag::smem_addr(k_stage(j)));
+    wg::commit();
+    wg::wait_all();
+    wg::fence_regs(r_S);
+    if (masked) fwd_wg::mask_tile<kBc>(r_S, key_lo, key_hi, j * kBc, lane);
+    return fwd_wg::softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
+  };
+
+  if (j_last > j_first) {
+    // v06's intra-warpgroup overlap, step for step (its loop's comment explains the peeling and the
+    // separate masked / unmasked loops): step j issues S_j, then O += P_{j-1} V_{j-1}, waits for S_j
+    // only and runs its softmax while P V runs. Every warpgroup runs every tile of the block.
+    begin_step(j_first);
+    (void)s_and_softmax(j_first, true);
+    pack_p<kBc>(r_S, r_P);
+    auto step = [&](int j, auto masked) {
+      begin_step(j);
+      issue_qk<Tl>(r_S, q_addr, frag::smem_addr(k_stage(j)));
+      wg::commit();
+      issue_pv<Tl>(r_O, r_P, frag::smem_addr(v_stage(j - 1)));
+      wg::commit();
+      wg::wait<1>();
+      wg::fence_regs(r_S);
+      if constexpr (decltype(masked)::value) fwd_wg::mask_tile<kBc>(r_S, key_lo, key_hi, j * kBc, lane);
+      const bool rescale = fwd_wg::softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
+      wg::wait_all();
+      wg::fence_regs(r_O);
+      if (rescale) rescale_o(alpha);
+      pack_p<kBc>(r_S, r_P);
+    };
+    const int ju0 = max(j_first + 1, (static_cast<int>(mask.key_begin(i1 - 1)) + kBc - 1) / kBc);
+    const int ju1 = max(ju0, min(j_last, static_cast<int>(mask.key_end(i0)) / kBc));
+    for (int j = j_first + 1; j < ju0 && j < j_last; ++j) step(j, std::true_type{});
+    for (int j = ju0; j < ju1; ++j) step(j, std::false_type{});
+    for (int j = max(ju1, j_first + 1); j < j_last; ++j) step(j, std::true_type{});
+    begin_step(j_last);  // copy group j_last holds V^T_{j_last - 1}
+    issue_pv<Tl>(r_O, r_P, frag::smem_addr(v_stage(j_last - 1)));
+    wg::commit();
+    wg::wait_all();
+    wg::fence_regs(r_O);
+  }
+  frag::async_wait<0>();
+
+  // Epilogue: O = (P~ V) v_descale / l in the output dtype; LSE = (scale qd kd) m + log l.
+#pragma unroll
+  for (int s = 0; s < 2; ++s) l_i[s] = frag::row_allreduce_sum(l_i[s]);
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const int i = wi0 + lane / 4 + 8 * s;
+    if (i >= seqlen_q) continue;
+    const float f = l_i[s] > 0.f ? v_descale / l_i[s] : 0.f;
+#pragma unroll
+    for (int t = 0; t < kD / 8; ++t)  // HBM write: O_i, once
+      *reinterpret_cast<uint32_t*>(g_O + i * q_stride + 8 * t + 2 * (lane % 4)) =
+          frag::pack2<T>(r_O[4 * t + 2 * s] * f, r_O[4 * t + 2 * s + 1] * f);
+    if (lane % 4 == 0) g_LSE[a.lse_offset(b, h, i)] = l_i[s] > 0.f ? m_i[s] * s_factor + logf(l_i[s]) : -INFINITY;
+  }
+#else
+  (void)a, (void)g_Q_all, (void)g_K_all, (void)g_Vt_all, (void)g_O_all, (void)g_LSE, (void)nk_pad, (void)ds;
+#endif
+}
+
+__global__ void fp8_wgmma_probe_kernel(int* out) {
+#if defined(IOATTN_V09_WGMMA)
+  *out = 1;
+#else
+  *out = 0;
+#endif
+}
+
+LaunchStatus wgmma_available() {
+  static int cached = -1;
+  if (cached < 0) {
+    int* d_flag = nullptr;
+    IOATTN_CHECK(hipMalloc(&d_flag, sizeof(int)));
+    IOATTN_CHECK(hipMemset(d_flag, 0, sizeof(int)));
+    fp8_wgmma_probe_kernel<<<1, 1>>>(d_flag);
+    IOATTN_CHECK_LAUNCH();
+    int h_flag = 0;
+    IOATTN_CHECK(hipMemcpy(&h_flag, d_flag, sizeof(int), hipMemcpyDeviceToHost));
+    IOATTN_CHECK(hipFree(d_flag));
+    cached = h_flag;
+  }
+  if (cached == 0)
+    return "v09_fp8_wgmma: this build has no sm_90a device code (configure with -DIOATTN_CUDA_ARCH=90a)";
+  return std::nullopt;
+}
+
+int64_t padded_keys(const AttnProblem& p) { return (p.seqlen_k + kKeyPad - 1) / kKeyPad * kKeyPad; }
+
+Fp8Descales descales_of(const AttnProblem& p) {
+  Fp8Descales ds{};
+  const bool per_head = p.fp8.q_descale.size() > 1 || p.fp8.k_descale.size() > 1 || p.fp8.v_descale.size() > 1;
+  ds.per_head = per_head ? 1 : 0;
+  const int64_t n = per_head ? p.heads_kv : 1;
+  for (int64_t hk = 0; hk < n; ++hk) {
+    ds.q[hk] = AttnProblem::descale_at(p.fp8.q_descale, hk);  // query head h: entry kv_head_of(h)
+    ds.k[hk] = p.k_descale_of(hk);
+    ds.v[hk] = p.v_descale_of(hk);
+  }
+  return ds;
+}
+
+template <class Tl>
+LaunchStatus launch_tile(const AttnProblem& p, const DeviceTensors& t, void* workspace, const Launcher& L) {
+  const AttnView a = AttnView::of(p);
+  const int64_t q_blocks = (a.seqlen_q + Tl::kBr - 1) / Tl::kBr;
+  if (q_blocks > 65535) return "v09_fp8_wgmma: seqlen_q must be <= " + std::to_string(65535 * Tl::kBr);
+  const int64_t nk_pad = padded_keys(p);
+  if (nk_pad / 64 > 65535) return "v09_fp8_wgmma: seqlen_k must be <= " + std::to_string(65535 * 64);
+  if (!L.describes() && (!t.q || !t.k || !t.v || !t.o || !t.lse || !workspace))
+    return "v09_fp8_wgmma: null tensor or workspace pointer";
+  auto* vt = static_cast<uint8_t*>(workspace);
+  // Pass 1: V -> V^T (keys renumbered per 32-key group), the workspace.
+  const dim3 tgrid(static_cast<unsigned>(a.batch * a.heads_kv), static_cast<unsigned>(nk_pad / 64),
+                   static_cast<unsigned>(a.head_dim / 64));
+  if (auto e = L.aux(&transpose_v_kernel, tgrid, 256, 0, a, static_cast<const uint8_t*>(t.v), vt, nk_pad)) return e;
+  const dim3 grid(static_cast<unsigned>(a.batch * a.heads_q), static_cast<unsigned>(q_blocks));
+  const MainKernel main{.br = Tl::kBr, .bc = Tl::kBc, .stages = Tl::kStages, .splits = 0,
+                        .grid_order = "qblock_major_rev"};
+  const Fp8Descales ds = descales_of(p);
+  auto go = [&]<class T>() {
+    return L.main(main, &fp8_wgmma_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, a,
+                  static_cast<const uint8_t*>(t.q), static_cast<const uint8_t*>(t.k),
+                  static_cast<const uint8_t*>(vt), static_cast<T*>(t.o), t.lse, nk_pad, ds);
+  };
+  return p.fp8.out == DType::fp16 ? go.template operator()<fp16_t>() : go.template operator()<bf16_t>();
+}
+
+struct Config {
+  int d;
+  LaunchStatus (*launch)(const AttnProblem&, const DeviceTensors&, void*, const Launcher&);
+};
+// One configuration per head dim (not tuned: nothing has run yet).
+const Config kConfigs[] = {
+    {64, &launch_tile<V09Tile<64, 128, 3>>},
+    {128, &launch_tile<V09Tile<128, 128, 3>>},
+    {256, &launch_tile<V09Tile<256, 64, 2>>},
+};
+const Config* find_config(int64_t d) {
+  for (const Config& c : kConfigs)
+    if (c.d == d) return &c;
+  return nullptr;
+}
+#endif  // IOATTN_PLATFORM_NVIDIA
+
+}  // namespace
+
+LaunchStatus v09_fp8_wgmma_supports(const AttnProblem& p, const KernelOptions& opt) {
+  if (auto e = p.validate()) return e;
+#if defined(IOATTN_PLATFORM_NVIDIA)
+  if (p.dtype != DType::fp8_e4m3) return "v09_fp8_wgmma: dtype must be fp8_e4m3";
+  if (!find_config(p.head_dim)) return "v09_fp8_wgmma: head_dim must be 64, 128 or 256";
+  if (opt.br || opt.bc) return "v09_fp8_wgmma takes no --br/--bc (one tile per head dim)";
+  if (opt.splits) return "v09_fp8_wgmma takes no split-KV (--splits)";
+  const bool per_head = p.fp8.q_descale.size() > 1 || p.fp8.k_descale.size() > 1 || p.fp8.v_descale.size() > 1;
+  if (per_head && p.heads_kv > kMaxDescaleHeads)
+    return "v09_fp8_wgmma: per-K/V-head descales need heads_kv <= " + std::to_string(kMaxDescaleHeads);
+  if (auto e = wgmma_available()) return e;
+  return std::nullopt;
+#else
+  (void)opt;
+  return "v09_fp8_wgmma needs NVIDIA Hopper (wgmma e4m3); no AMD FP8 path is written";
+#endif
+}
+
+std::size_t v09_fp8_wgmma_workspace_bytes(const AttnProblem& p, const KernelOptions&) {
+#if defined(IOATTN_PLATFORM_NVIDIA)
+  if (p.validate() || p.dtype != DType::fp8_e4m3) return 0;
+  return static_cast<std::size_t>(p.batch * p.heads_kv * p.head_dim * padded_keys(p));  // V^T, 1 byte each
+#else
+  (void)p;
+  return 0;
+#endif
+}
+
+namespace {
+LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt, void* workspace,
+                 const Launcher& L) {
+  if (auto e = v09_fp8_wgmma_supports(p, opt)) return e;
+#if defined(IOATTN_PLATFORM_NVIDIA)
+  return find_config(p.head_dim)->launch(p, t, workspace, L);
+#else
+  (void)t, (void)workspace, (void)L;
+  return "v09_fp8_wgmma needs NVIDIA Hopper (wgmma e4m3)";
+#endif
+}
+}  // namespace
+
+LaunchStatus v09_fp8_wgmma_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
+                                  void* workspace, void* stream) {
+  return run(p, t, opt, workspace, Launcher::enqueue(stream));
+}
+
+LaunchStatus v09_fp8_wgmma_config(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) {
+  return describe_launch(out, [&](const Launcher& L) { return run(p, {}, opt, nullptr, L); });
+}
+
+}  // namespace ioattn::kernels
