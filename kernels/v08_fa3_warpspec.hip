@@ -22,10 +22,12 @@
 // The products, the boundary mask, the softmax (lazy rescaling) and the P packing are v06's
 // functions (kernels/fwd_wgmma_common.hpp); the tile skipping and the masked/unmasked loop split
 // are v06's overlap path.
-// Hang guard: every mbarrier wait is a bounded try_wait loop (2^24 polls, each sleeping at most
-// 10 us: under three minutes); a thread whose wait gave up stops waiting and traps at its end, so
-// a protocol bug fails the launch instead of hanging the device. Named barriers (ping-pong) cannot
-// be bounded; their counts balance by construction (see the consumer loop).
+// Hang guard: every mbarrier wait is a bounded try_wait loop (2^22 polls, each sleeping at most
+// 1 us: a few seconds); a thread whose wait gave up stops waiting and traps at its end, so a
+// protocol bug fails the launch instead of hanging the device. Named barriers (ping-pong) cannot be
+// bounded; their counts balance by construction (see the consumer loop). A trap leaves the CUDA
+// context unusable for the rest of the process: IOATTN_V08_DISABLE=1 in the environment makes
+// supports() refuse every problem, so a suite run of all variants can leave v08 out.
 //
 // Tiling: Br = 128 (two consumer warpgroups of 64 rows), Bc keys per tile, kStages buffers per ring.
 // Shared memory: Q (Br, d) + 2 kStages (Bc, d) + barriers; 384 threads, one block per SM.
@@ -53,6 +55,7 @@
 // no TMA; v05 is the AMD path).
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <iterator>
 #include <string>
 #include <type_traits>
@@ -142,8 +145,8 @@ __device__ __forceinline__ void mbar_arrive_lane0(uint32_t bar, int lane) {
       : "memory");
 }
 // One poll; a thread may sleep in it up to kPollNs while the phase is incomplete.
-constexpr int kPollNs = 10000;
-constexpr uint32_t kMaxPolls = 1u << 24;  // 2^24 polls: under 3 minutes in all
+constexpr int kPollNs = 1000;
+constexpr uint32_t kMaxPolls = 1u << 22;  // 2^22 polls: a few seconds at most
 __device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
   uint32_t done;
   asm volatile(
@@ -534,6 +537,8 @@ LaunchStatus warpspec_available() {
 LaunchStatus v08_fa3_warpspec_supports(const AttnProblem& p, const KernelOptions& opt) {
   if (auto e = p.validate()) return e;
 #if defined(IOATTN_PLATFORM_NVIDIA)
+  if (const char* off = std::getenv("IOATTN_V08_DISABLE"); off && off[0] != '\0' && off[0] != '0')
+    return "v08_fa3_warpspec: disabled by IOATTN_V08_DISABLE (the header's hang guard)";
   if (auto e = warpspec_available()) return e;
   if (p.dtype == DType::fp32) return "v08_fa3_warpspec: dtype must be fp16 or bf16 (matrix cores take 16-bit inputs)";
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
