@@ -44,10 +44,14 @@ inline constexpr VariantDesign kVariantDesigns[] = {
     // A separate dQ pass of its own (fourth part): the Q-outer kernel's tile and grid as its launch
     // sets them (bwd02b: DqTile Br 64, Bc 32, or 64 at d <= 64; bwd03b: DqTile<d, 2> Br 128, Bc
     // 64, whose 129 KiB of shared memory at d = 128 (its static_assert) leave one CTA per SM; both
-    // on a (b*Hq + h, Tr - 1 - query block) grid, heads fastest: qblock_major_rev). Occupancies
-    // that registers may set are not known here: the model's footprint gives them. The registry's
-    // LaunchConfig describes the main kernel only, so none of this is read from there.
-    {"bwd02b_fa2_mma_dqpass", "mma_sync/none/fragments/dq=qblock_major_rev,64x32,d<=64:64x64"},
+    // on a (b*Hq + h, Tr - 1 - query block) grid, heads fastest: qblock_major_rev). bwd02b's dQ pass
+    // runs 3 CTAs per SM: ptxas -v (nvcc 13.0, sm_90) gives its kernel 167 (d = 128) and 168 (d =
+    // 64) registers at 128 threads: 3 CTAs x 128 x 168 = 64512 of the SM's 65536, 4 would need
+    // 86016 (shared memory would allow 4); recheck with
+    // one nvcc -c of the file (kernels/dev/build.sh's flags, -Xptxas -v) after a change. bwd03b's
+    // d = 64 occupancy is left to the model's footprint. The registry's LaunchConfig describes the
+    // main kernel only, so none of this is read from there.
+    {"bwd02b_fa2_mma_dqpass", "mma_sync/none/fragments/dq=qblock_major_rev,64x32@3,d<=64:64x64@3"},
     {"bwd03_fa3_wgmma", "wgmma/none/fragments"},              // the five products on wgmma (bwd_wgmma.hpp)
     {"bwd03b_fa3_wgmma_dqpass", "wgmma/none/fragments/dq=qblock_major_rev,128x64@1,d<=64:128x64"},
 };
