@@ -154,7 +154,7 @@ __device__ inline void load_swizzled(uint8_t* s, const uint8_t* g, int64_t row_s
 // tile through shared memory, 16-byte loads and stores.
 __global__ void __launch_bounds__(256) transpose_v_kernel(AttnView a, const uint8_t* __restrict__ g_V,
                                                           uint8_t* __restrict__ g_Vt, int64_t nk_pad) {
-  __shared__ uint8_t s_t[64][64 + 16];  // (keys, d) of the tile; rows padded
+  __shared__ alignas(16) uint8_t s_t[64][64 + 16];  // (keys, d) of the tile; rows padded (16-byte stores)
   const int64_t bh = blockIdx.x, b = bh / a.heads_kv, hk = bh % a.heads_kv;
   const int key0 = static_cast<int>(blockIdx.y) * 64, x0 = static_cast<int>(blockIdx.z) * 64;
   const int tid = threadIdx.x, r = tid / 4, c = (tid % 4) * 16;  // 64 rows x 4 chunks of 16 bytes
