@@ -26,6 +26,14 @@
 //       <= seqlen_k, which is max_seqlen_k) and as device pointers of the same values (what the
 //       kernel reads; non-null, 4-byte aligned); q, o, lse dense as in ioattn_forward. Only variants
 //       whose registry line declares paged_kv take it; the others refuse it (code 2).
+//   int ioattn_forward_varlen(...problem fields..., scale, br, bc, int64 total_q, int64 total_k,
+//                             cu_seqlens_q_host, cu_seqlens_k_host, cu_seqlens_q, cu_seqlens_k,
+//                             q, k, v, o, lse, stream)
+//       packed (varlen) queries and keys (ioattn/layout.hpp): seqlen_q, seqlen_k are the max lengths,
+//       q, o (total_q, heads_q, d), k, v (total_k, heads_kv, d), lse fp32 (heads_q, total_q); the int32
+//       offsets (batch + 1 each) are given as host copies (validated here: cu[0] = 0, non-decreasing,
+//       within total and the max length) and as device pointers of the same values (non-null,
+//       4-byte aligned). Only variants whose registry line declares varlen take it (code 2 otherwise).
 //
 // Backward (backward_registry(), backward.hpp; `kernel` names a backward variant):
 //   int ioattn_backward(...problem fields..., double scale (<= 0: 1/sqrt(d)), int br, int bc,
@@ -426,6 +434,55 @@ int ioattn_forward_paged(const char* kernel, int64_t batch, int64_t heads_q, int
   ioattn::kernels::DeviceTensors t{q, k, v, o, lse};
   t.block_table = block_table;
   t.seqused_k = seqused_k;
+  if (auto e = r.info->launch(p, t, r.opt, ws_bytes ? g_fwd_ws.ptr : nullptr, stream))
+    return fail(3, named(*r.info, *e));
+  return 0;
+}
+
+// Packed (varlen) queries and keys from the C arguments (sizes only; validate() checks the offsets).
+static std::optional<std::string> varlen_layout(int64_t batch, int64_t total_q, int64_t total_k, const int32_t* cu_q_host,
+                                                const int32_t* cu_k_host, ioattn::BatchLayout& l) {
+  using ioattn::kMaxTokens;
+  if (batch < 1 || batch >= kMaxTokens) return "batch must be in [1, " + std::to_string(kMaxTokens) + ")";
+  for (const auto& [name, total] : {std::pair{"total_q", total_q}, {"total_k", total_k}})
+    if (total < 1 || total > kMaxTokens)
+      return std::string(name) + " must be in [1, " + std::to_string(kMaxTokens) + "] (got " + std::to_string(total) + ")";
+  if (!cu_q_host || !cu_k_host)
+    return std::string("cu_seqlens_q_host and cu_seqlens_k_host must be host copies of the offsets (got null)");
+  l.cu_seqlens_q.assign(cu_q_host, cu_q_host + batch + 1);
+  l.cu_seqlens_k.assign(cu_k_host, cu_k_host + batch + 1);
+  l.total_q = total_q;
+  l.total_k = total_k;
+  return std::nullopt;
+}
+
+int ioattn_forward_varlen(const char* kernel, int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t seqlen_q,
+                          int64_t seqlen_k, int64_t head_dim, const char* dtype, int causal, int64_t window_left,
+                          int64_t window_right, double scale, int br, int bc, int64_t total_q, int64_t total_k,
+                          const int32_t* cu_seqlens_q_host, const int32_t* cu_seqlens_k_host,
+                          const int32_t* cu_seqlens_q, const int32_t* cu_seqlens_k, const void* q, const void* k,
+                          const void* v, void* o, float* lse, void* stream) {
+  ioattn::BatchLayout layout;
+  if (auto e = varlen_layout(batch, total_q, total_k, cu_seqlens_q_host, cu_seqlens_k_host, layout)) return fail(2, *e);
+  Request<KernelInfo> r;
+  if (auto e = make_request<KernelInfo>({kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype,
+                                         causal, window_left, window_right, scale, &layout},
+                                        {br, bc, 0}, r))
+    return fail(2, *e);
+  const AttnProblem& p = r.p;
+  const std::size_t cu_bytes = static_cast<std::size_t>(batch + 1) * sizeof(int32_t);
+  if (auto e = check_buffers({{"q", q, q_bytes(p), 16},
+                              {"k", k, kv_bytes(p), 16},
+                              {"v", v, kv_bytes(p), 16},
+                              {"cu_seqlens_q", cu_seqlens_q, cu_bytes, 4},
+                              {"cu_seqlens_k", cu_seqlens_k, cu_bytes, 4}},
+                             {{"o", o, q_bytes(p), 16}, {"lse", lse, lse_bytes(p), 4}}))
+    return fail(2, *e);
+  const std::size_t ws_bytes = r.info->workspace_bytes(p, r.opt);
+  if (auto e = g_fwd_ws.reserve(ws_bytes)) return fail(3, named(*r.info, *e));
+  ioattn::kernels::DeviceTensors t{q, k, v, o, lse};
+  t.cu_seqlens_q = cu_seqlens_q;
+  t.cu_seqlens_k = cu_seqlens_k;
   if (auto e = r.info->launch(p, t, r.opt, ws_bytes ? g_fwd_ws.ptr : nullptr, stream))
     return fail(3, named(*r.info, *e));
   return 0;

@@ -37,9 +37,11 @@
 // refused such a problem by its registry entry.
 //   v07_decode_splitkv  paged KV (K/V through the block table, seqused_k per sequence); dense Q only
 //   v06_fa2_wgmma       packed Q and/or K (cu_seqlens_q/k), paged KV (any page size)
+//   v05_fa2_fast        the same, at the default tile of each head dim
 #define IOATTN_LAYOUT_SUPPORT(X) \
   X(v07_decode_splitkv, false, true) \
-  X(v06_fa2_wgmma, true, true)
+  X(v06_fa2_wgmma, true, true) \
+  X(v05_fa2_fast, true, true)
 
 namespace ioattn::kernels {
 

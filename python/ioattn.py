@@ -30,6 +30,13 @@ Functions
       seqused_k int32 (B,), the keys of each sequence (0 allowed: its rows give O = 0, LSE = -inf).
       The tables are copied to the host once to be validated (a synchronization). Only variants that
       declare paged KV take it (v07_decode_splitkv, the default).
+  forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, kernel, causal,
+                 window, scale, out, lse) -> (o, lse)
+      packed (varlen) sequences: q (total_q, Hq, d), k, v (total_k, Hkv, d); cu_seqlens_q/_k int32
+      (B + 1,) on q's device, sequence b owning rows [cu[b], cu[b + 1]); lse (Hq, total_q). Causal
+      and windows are bottom-right aligned per sequence. The offsets are copied to the host once to
+      be validated (a synchronization). Only variants that declare varlen take it (kernel None:
+      v06_fa2_wgmma on compute capability 9.0, else v05_fa2_fast).
   backward(q, k, v, o, lse, d_o, kernel, causal, window, scale, br, bc, dq, dk, dv) -> (dq, dk, dv)
       dQ, dK, dV have the shapes and dtype of q, k, v (dK, dV summed over the query heads of a GQA
       group); o, d_o like q; lse fp32 (B, Hq, Nq), as forward wrote it.
@@ -132,6 +139,12 @@ def _load():
             lib.ioattn_forward_paged.restype = ctypes.c_int
             lib.ioattn_forward_paged.argtypes = (_PROBLEM + [ctypes.c_double, i32, i32, i32, i64, i64, i64]
                                                  + [vp] * 4 + [vp] * 6)
+        if hasattr(lib, "ioattn_forward_varlen"):  # absent from libraries built before it existed
+            # problem + scale, br, bc + total_q, total_k + host cu_seqlens_q, host cu_seqlens_k,
+            # device cu_seqlens_q, device cu_seqlens_k + q, k, v, o, lse, stream
+            lib.ioattn_forward_varlen.restype = ctypes.c_int
+            lib.ioattn_forward_varlen.argtypes = (_PROBLEM + [ctypes.c_double, i32, i32, ctypes.c_int64, ctypes.c_int64]
+                                                  + [vp] * 4 + [vp] * 6)
         lib.ioattn_workspace_bytes.restype = ctypes.c_int64
         lib.ioattn_workspace_bytes.argtypes = _PROBLEM + [i32, i32, i32]
         if hasattr(lib, "ioattn_kernel_config"):  # absent from libraries built before it existed
@@ -598,6 +611,82 @@ def forward_paged(q, k_cache, v_cache, block_table, seqused_k, kernel="v07_decod
                                       used_host.data_ptr(), block_table.data_ptr(), seqused_k.data_ptr(),
                                       q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(), out.data_ptr(),
                                       lse.data_ptr(), stream)
+    if rc != 0:
+        raise IoattnError(rc, _last_error(lib))
+    return out, lse
+
+
+def forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None, max_seqlen_k=None, kernel=None,
+                   causal=False, window=(-1, -1), scale=None, out=None, lse=None):
+    """O, LSE of attention over packed (varlen) sequences.
+
+    q: (total_q, Hq, d); k, v: (total_k, Hkv, d), q's dtype and device; cu_seqlens_q, cu_seqlens_k:
+    int32 (B + 1,) on q's device, sequence b owning rows [cu[b], cu[b + 1]) (lengths may be 0; rows
+    past cu[B] belong to no sequence and are not written). max_seqlen_q / max_seqlen_k: None (the
+    longest length, at least 1) or an int >= it (kernels size their grids from it). Causal and
+    windows are bottom-right aligned per sequence. The offsets are validated on a host copy
+    (cu[0] = 0, non-decreasing, within the tensors): IoattnError(2) names the constraint. kernel:
+    a variant that declares varlen, or None (v06_fa2_wgmma on compute capability 9.0, else
+    v05_fa2_fast). out (like q) and lse (Hq, total_q) float32 as in forward(). Returns (out, lse).
+    """
+    import torch
+
+    _need(kernel is None or isinstance(kernel, str),
+          f"kernel must be None or a str naming a registered variant (got {type(kernel).__name__})")
+    _check_options(causal, window, scale)
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        _need(isinstance(t, torch.Tensor), f"{name} must be a torch.Tensor (got {type(t).__name__})")
+        _need(t.layout == torch.strided, f"{name} must be a dense (strided) tensor (got {t.layout})")
+        _need(str(t.dtype) in _DTYPES, f"{name}.dtype must be float32, float16 or bfloat16 (got {t.dtype})")
+        _need(t.is_cuda, f"{name} must be a CUDA tensor (got device {t.device})")
+        _need(t.dim() == 3, f"{name} must have rank 3 (total, heads, head_dim) (got shape {tuple(t.shape)})")
+        _need(all(s > 0 for s in t.shape), f"{name} must have no zero-size dimension (got shape {tuple(t.shape)})")
+    _need(q.dtype == k.dtype == v.dtype, f"q, k, v must share one dtype (got {q.dtype}, {k.dtype}, {v.dtype})")
+    _need(q.device == k.device == v.device, "q, k, v must be on one device")
+    _need(k.shape == v.shape, f"k and v must have the same shape (got {tuple(k.shape)}, {tuple(v.shape)})")
+    total_q, hq, d = q.shape
+    total_k, hkv, _ = k.shape
+    _need(k.shape[2] == d, f"head_dim of k ({k.shape[2]}) must equal head_dim of q ({d})")
+    _need(hq % hkv == 0, f"heads_q ({hq}) must be divisible by heads_kv ({hkv})")
+    for name, t in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+        _need(isinstance(t, torch.Tensor), f"{name} must be a torch.Tensor (got {type(t).__name__})")
+        _need(t.dtype == torch.int32, f"{name}.dtype must be torch.int32 (got {t.dtype})")
+        _need(t.device == q.device, f"{name} must be on q's device {q.device} (got {t.device})")
+        _need(t.dim() == 1 and t.shape[0] >= 2, f"{name} must have shape (batch + 1,), batch >= 1 (got {tuple(t.shape)})")
+    _need(cu_seqlens_q.shape == cu_seqlens_k.shape,
+          f"cu_seqlens_q and cu_seqlens_k must have one length, batch + 1 (got {cu_seqlens_q.shape[0]}, "
+          f"{cu_seqlens_k.shape[0]})")
+    b = cu_seqlens_q.shape[0] - 1
+    for name, t, shape, dtype in (("out", out, tuple(q.shape), q.dtype), ("lse", lse, (hq, total_q), torch.float32)):
+        if t is not None:
+            _check_tensor(torch, name, t, shape, dtype, q.device, written=True, optional=True)
+    lib = _load()
+    _need(hasattr(lib, "ioattn_forward_varlen"), "this libioattn_capi.so has no ioattn_forward_varlen (rebuild it)")
+    if kernel is None:
+        kernel = "v06_fa2_wgmma" if torch.cuda.get_device_capability(q.device) == (9, 0) else "v05_fa2_fast"
+    with torch.cuda.device(q.device):
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+        cu_seqlens_q, cu_seqlens_k = cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous()
+        cu_q_host, cu_k_host = cu_seqlens_q.cpu(), cu_seqlens_k.cpu()  # validated by the C ABI
+        longest = []
+        for name, host, given in (("max_seqlen_q", cu_q_host, max_seqlen_q), ("max_seqlen_k", cu_k_host, max_seqlen_k)):
+            if given is None:
+                given = max(1, int((host[1:] - host[:-1]).max()))
+            _need(_is_int(given) and 1 <= given <= _INT32_MAX, f"{name} must be None or an int >= 1 (got {given!r})")
+            longest.append(int(given))
+        if out is None:
+            out = torch.empty(tuple(q.shape), device=q.device, dtype=q.dtype)
+        if lse is None:
+            lse = torch.empty((hq, total_q), device=q.device, dtype=torch.float32)
+        _check_apart([("out", out), ("lse", lse)], [("q", q), ("k", k), ("v", v), ("cu_seqlens_q", cu_seqlens_q),
+                                                    ("cu_seqlens_k", cu_seqlens_k)])
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        rc = lib.ioattn_forward_varlen(kernel.encode(), b, hq, hkv, longest[0], longest[1], d,
+                                       _DTYPES[str(q.dtype)].encode(), int(bool(causal)), int(window[0]),
+                                       int(window[1]), 0.0 if scale is None else float(scale), 0, 0, total_q, total_k,
+                                       cu_q_host.data_ptr(), cu_k_host.data_ptr(), cu_seqlens_q.data_ptr(),
+                                       cu_seqlens_k.data_ptr(), q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                                       out.data_ptr(), lse.data_ptr(), stream)
     if rc != 0:
         raise IoattnError(rc, _last_error(lib))
     return out, lse
