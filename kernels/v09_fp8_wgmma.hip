@@ -54,10 +54,12 @@
 // Supports: fp8_e4m3 inputs (not e5m2), output bf16 or fp16; descales per tensor or per K/V head
 // (heads_kv <= 64 when per head: they travel as kernel arguments); d in {64, 128, 256}; any Nq,
 // Nk; causal (bottom-right), windows, GQA/MQA; LSE out; fully masked rows give O = 0, LSE = -inf.
-// Dense layout only. Needs sm_90a device code (kernels/CMakeLists.txt adds it for this file) and
+// Dense layout only. IOATTN_V09_DISABLE=1 makes supports() refuse everything (a suite run can
+// leave it out after a fault). Needs sm_90a device code (kernels/CMakeLists.txt adds it for this file) and
 // asks the device once, as v06 does. AMD: refused (no wgmma; gfx940's FP8 MFMA path is not written).
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 
@@ -463,6 +465,10 @@ const Config* find_config(int64_t d) {
 LaunchStatus v09_fp8_wgmma_supports(const AttnProblem& p, const KernelOptions& opt) {
   if (auto e = p.validate()) return e;
 #if defined(IOATTN_PLATFORM_NVIDIA)
+  // Not yet run: a fault in its first GPU run ends the process's CUDA context, and with it every
+  // later case of a suite; IOATTN_V09_DISABLE=1 lets a suite run of all variants leave it out.
+  if (const char* off = std::getenv("IOATTN_V09_DISABLE"); off && off[0] != '\0' && off[0] != '0')
+    return "v09_fp8_wgmma: disabled by IOATTN_V09_DISABLE";
   if (p.dtype != DType::fp8_e4m3) return "v09_fp8_wgmma: dtype must be fp8_e4m3";
   if (!find_config(p.head_dim)) return "v09_fp8_wgmma: head_dim must be 64, 128 or 256";
   if (opt.br || opt.bc) return "v09_fp8_wgmma takes no --br/--bc (one tile per head dim)";
