@@ -620,7 +620,9 @@ def backward(nb: Numbers) -> None:
             for r in rows[p]:
                 pts.setdefault((r["dtype"], r["head_dim"], r["causal"], int(r["seqlen"])), {})[r["impl"]] = r
             for k, at in sorted(pts.items()):
-                mine = [r for i, r in at.items() if results.is_ioattn(i)]
+                # A ratio compares rows of one run (one canonical folder), never two.
+                mine = [r for i, r in at.items() if results.is_ioattn(i)
+                        and r.get("_tag") == at.get("sdpa:flash", {}).get("_tag")]
                 if k[3] < 1024 or not mine or "sdpa:flash" not in at:
                     continue
                 b = min(mine, key=lambda r: results.num(r, "ms"))
@@ -629,7 +631,7 @@ def backward(nb: Numbers) -> None:
                 fl.append(_mean(rs))
                 if len(rs) >= 2:
                     spread.append(abs(rs[0] - rs[1]) / _mean(rs))
-                if "sdpa:cudnn" in at:
+                if "sdpa:cudnn" in at and at["sdpa:cudnn"].get("_tag") == b.get("_tag"):
                     cu.append(_mean(_ratio_samples(b, at["sdpa:cudnn"])))
             if fl and p == "bwd":  # the issue's target: >= 1.0x FlashAttention-2's backward at every N >= 1k
                 nb.flags["bwdTargetMet"] = min(fl) >= 1.0
@@ -675,7 +677,7 @@ def backward(nb: Numbers) -> None:
                    if re.fullmatch(rf"bwd{rung}_.*", v) for r in rs}
             sep_ = {(r["dtype"], r["head_dim"], r["causal"], r["seqlen"]): r for v, rs in info.items()
                     if re.fullmatch(rf"bwd{rung}b_.*", v) for r in rs}
-            common = sorted(set(at_) & set(sep_))
+            common = sorted(k for k in set(at_) & set(sep_) if at_[k].get("_tag") == sep_[k].get("_tag"))  # one run
             if not common:
                 continue
             q = [results.num(at_[k], "ms") / results.num(sep_[k], "ms") for k in common]

@@ -74,7 +74,8 @@ def load_bwd():
     dirs = canon.get("bwd", [])
     rows, seen = [], set()
     for d in dirs:  # a point measured in two folders: the first listed wins
-        rs = [r for r in (read_csv(os.path.join(d, "bench.csv")) or []) if row_pass(r) in ("bwd", "fwdbwd")]
+        rs = [dict(r, _tag=os.path.basename(d)) for r in (read_csv(os.path.join(d, "bench.csv")) or [])
+              if row_pass(r) in ("bwd", "fwdbwd")]
         key = lambda r: (r["impl"], row_pass(r), r["dtype"], r["head_dim"], r["causal"], r["seqlen"])  # noqa: E731
         keys = {key(r) for r in rs}
         rows += [r for r in rs if key(r) not in seen]
@@ -130,9 +131,16 @@ def block_measured(rows, bench_dirs, ncu, ncu_dirs):
     return lines
 
 
+def tag_of(samples):
+    return next(iter(samples.values())).get("_tag")
+
+
 def best_ioattn(vals):
-    """The ioattn impl with the highest mean speedup over SDPA flash at one point."""
-    cands = [(ratio(vals[i], vals["sdpa:flash"])[0] or 0, i) for i in vals if i.startswith("ioattn:")]
+    """The ioattn impl with the highest mean speedup over SDPA flash at one point, among those of
+    flash's run (a ratio never compares two canonical folders)."""
+    t = tag_of(vals["sdpa:flash"]) if "sdpa:flash" in vals else None
+    cands = [(ratio(vals[i], vals["sdpa:flash"])[0] or 0, i) for i in vals
+             if i.startswith("ioattn:") and tag_of(vals[i]) == t]
     return max(cands)[1] if cands else None
 
 
@@ -228,7 +236,7 @@ def ratio_range(pts, impl, peer, group, sps):
     """rng() of the mean speedups ms(peer) / ms(impl) over the group's N; spreads appended to sps."""
     ms = []
     for (dt, d, c, n), v in sorted(pts.items()):
-        if (dt, d, c) == group and impl in v and peer in v:
+        if (dt, d, c) == group and impl in v and peer in v and tag_of(v[impl]) == tag_of(v[peer]):
             m, _, sp = ratio(v[impl], v[peer])
             if m is not None:
                 ms.append(m)
@@ -338,7 +346,7 @@ def bwd_headline(rows, dirs, summary, train_dir):
             fl.append(m)
             sps += [sp] if sp is not None else []
             best.add(short(b))
-            if "sdpa:cudnn" in vals:
+            if "sdpa:cudnn" in vals and tag_of(vals["sdpa:cudnn"]) == tag_of(vals[b]):
                 mc, _, spc = ratio(vals[b], vals["sdpa:cudnn"])
                 cu.append(mc)
                 sps += [spc] if spc is not None else []
@@ -373,7 +381,7 @@ def bwd_target(rows):
         elif sp is not None and abs(m - 1.0) <= sp:
             tie.append(where)
         det, fast = "ioattn:bwd03b_fa3_wgmma_dqpass", "ioattn:bwd03_fa3_wgmma"
-        if det in vals and fast in vals:
+        if det in vals and fast in vals and tag_of(vals[det]) == tag_of(vals[fast]):
             cost.append(mean_of(vals[det], "ms") / mean_of(vals[fast], "ms") - 1.0)
     text = ("the target holds at every such point" if not miss and not tie else
             "the target is missed at " + (", ".join(miss) if miss else "no point") +
