@@ -4,13 +4,19 @@ bandwidth (the problem is memory-bound), kernel time only.
     PYTHONPATH=python IOATTN_CAPI=... python3 experiments/gpu/bench_decode.py --out DIR [--quick]
         [--seqlens-q 1,4,16] [--seqlens-k 1024,...,131072] [--batches 1,16,64] [--heads-q 32]
         [--heads-kv 8] [--head-dim 128] [--dtype bf16] [--variants v06_fa2_wgmma,...]
-        [--splits 0] [--samples 2] [--reps 30] [--deadline-s 0]
+        [--page-sizes 0,16,256] [--splits 0] [--samples 2] [--reps 30] [--deadline-s 0]
 
 Grid (issue "Inference"): seqlen_q in {1, 4, 16}, seqlen_k in {1k, 4k, 16k, 64k, 128k}, batch in
 {1, 16, 64}, 32 query heads over 8 KV heads (GQA 4), d = 128, bf16, not causal (the query rows
 see the whole cache: SDPA's is_causal is top-left aligned, which is not decoding's bottom-right,
 so the peers are compared without a mask). --quick: seqlen_q 1, seqlen_k {8k, 128k}, batch {1, 16}.
-The cache is contiguous (BSHD; page_size 0 in the rows): no ioattn kernel reads a paged cache yet.
+--page-sizes (default 0,16,256; --quick 0,16): 0 = the contiguous cache (BSHD), every implementation;
+P > 0 = the same K and V copied into a paged cache of pages of P keys, (B ceil(Nk/P), P, Hkv, d),
+the pages in a shuffled order (torch.randperm, seeded) named by a block table, read through
+ioattn.forward_paged by every ioattn variant that takes a paged cache (the others' rows say
+`refused`); SDPA has no paged input and runs on the contiguous cache only. The row's page_size says
+which; its bytes are the contiguous problem's (the block table and a last page's unused slots are
+not counted), so a paged row's gbps against the contiguous row is their time ratio.
 
 Bandwidth: `gbps` = bytes / time, bytes = Q read + K and V read once + O written
 (2 B Nq Hq d + 2 B Nk Hkv d, times the element size). The same bytes for every implementation,
@@ -61,6 +67,7 @@ def main():
     ap.add_argument("--dtype", default="bf16", choices=sorted(DTYPES))
     ap.add_argument("--variants", default="", help="ioattn forward variants (default: all but the scalar rungs)")
     ap.add_argument("--splits", type=int, default=0, help="split count for variants that take one (0: heuristic)")
+    ap.add_argument("--page-sizes", default="", help="0 (contiguous) and page sizes of a paged cache (default 0,16,256)")
     ap.add_argument("--samples", type=int, default=2)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--copy-gib", type=float, default=4.0)
@@ -71,6 +78,10 @@ def main():
     nks = parse_ints(args.seqlens_k or ("8192,131072" if args.quick else "1024,4096,16384,65536,131072"),
                      "--seqlens-k")
     bs = parse_ints(args.batches or ("1,16" if args.quick else "1,16,64"), "--batches")
+    pages = [int(x) for x in (args.page_sizes or ("0,16" if args.quick else "0,16,256")).split(",") if x != ""]
+    if not pages or min(pages) < 0:
+        raise SystemExit("bench_decode.py: --page-sizes is a comma list of integers >= 0 (0: contiguous)")
+    args.pages = pages
     hq, hkv, d = args.heads_q, args.heads_kv, args.head_dim
     if min(hq, hkv, d, args.samples, args.reps) < 1 or hq % hkv or args.splits < 0 or args.copy_gib <= 0:
         raise SystemExit("bench_decode.py: --heads-q, --heads-kv, --head-dim, --samples, --reps >= 1, "
@@ -124,14 +135,16 @@ def summarize(rows):
     for r in rows:
         if r["impl"] != "copy_sm" and r["status"] == "ok":
             key = (r["batch"], r["seqlen_q"], r["seqlen_k"])
-            by.setdefault(key, {}).setdefault(r["impl"], {})[r["sample"]] = r
-    print("decode summary: GB/s (mean of samples); best ioattn: share of copy_sm, vs sdpa:cudnn (s0, s1)")
+            impl = r["impl"] + (f"@p{r['page_size']}" if int(r.get("page_size") or 0) else "")
+            by.setdefault(key, {}).setdefault(impl, {})[r["sample"]] = r
+    print("decode summary: GB/s (mean of samples; @pN: paged cache, pages of N keys); best ioattn on the "
+          "contiguous cache: share of copy_sm, vs sdpa:cudnn (s0, s1)")
     for key in sorted(by):
         impls = by[key]
         mean = {i: sum(x["gbps"] for x in s.values()) / len(s) for i, s in impls.items()}
         line = f"  B={key[0]:2d} Nq={key[1]:2d} Nk={key[2]:6d} " + " ".join(
             f"{i.split(':')[-1]}={g:.0f}" for i, g in sorted(mean.items()))
-        ours = [i for i in mean if i.startswith("ioattn:")]
+        ours = [i for i in mean if i.startswith("ioattn:") and "@p" not in i]
         if ours:
             best = max(ours, key=mean.get)
             of_copy = sum(x["of_copy"] for x in impls[best].values()) / len(impls[best])
@@ -168,7 +181,7 @@ def run_config(rows, args, sample, b, nq, nk, hq, hkv, d, dt, variants, copy_gbp
             row.update({c: cfg.get(c, "") for c in CONFIG_COLS})
             row["splits"] = cfg.get("splits", "")
         rows.append(row)
-        tag = f"s{sample} B={b:2d} Nq={nq:2d} Nk={nk:6d} {impl:22s}"
+        tag = f"s{sample} B={b:2d} Nq={nq:2d} Nk={nk:6d} P={base['page_size']:3d} {impl:22s}"
         print(f"{tag} {row['gbps']:7.0f} GB/s ({row['of_copy']:.2f} of copy) {r['median_ms']:.4f} ms" if r
               else f"{tag} {status}: {error}", flush=True)
 
@@ -207,6 +220,40 @@ def run_config(rows, args, sample, b, nq, nk, hq, hkv, d, dt, variants, copy_gbp
             continue
         diff = None if o_flash is None else (out["o"].float() - o_flash.float()).abs().max().item()
         record(f"ioattn:{name}", "ok", r, cfg=cfg, diff=diff)
+
+    for ps in [p for p in args.pages if p > 0]:
+        # The same K, V in pages of ps keys, pages shuffled: sequence bb's page j is cache page
+        # table[bb, j]; the unused tail of a last page is zero.
+        npb = (nk + ps - 1) // ps
+        perm = torch.randperm(b * npb, generator=torch.Generator().manual_seed(1000 + ps)).to("cuda")
+        table = perm.view(b, npb).to(torch.int32).contiguous()
+        k_cache = torch.zeros(b * npb, ps, hkv, d, device="cuda", dtype=dt)
+        v_cache = torch.zeros_like(k_cache)
+        pad = npb * ps - nk
+        for src_t, cache in ((k, k_cache), (v, v_cache)):
+            full = torch.nn.functional.pad(src_t, (0, 0, 0, 0, 0, pad)) if pad else src_t
+            cache[perm] = full.reshape(b * npb, ps, hkv, d)
+        used = torch.full((b,), nk, device="cuda", dtype=torch.int32)
+        base["page_size"] = ps
+        for name in variants:
+            o = torch.empty_like(q)
+            lse = torch.empty(b, hq, nq, device="cuda", dtype=torch.float32)
+            out = {}
+            try:
+                cfg = ioattn.kernel_config(name, b, hq, hkv, nq, nk, d, args.dtype, causal=False, window=(-1, -1),
+                                           splits=args.splits)
+                r = timing.time_call(lambda: ioattn.forward_paged(q, k_cache, v_cache, table, used, kernel=name,
+                                                                  splits=args.splits, out=o, lse=lse)[0],
+                                     problem_bytes=nbytes, reps=args.reps, max_time_s=0.5,
+                                     first_call=lambda x: out.setdefault("o", x.detach().clone()))
+            except ioattn.IoattnError as e:
+                record(f"ioattn:{name}", "refused", error=str(e).splitlines()[0][:160])
+                continue
+            diff = None if o_flash is None else (out["o"].float() - o_flash.float()).abs().max().item()
+            # cfg: the variant's launch configuration for the contiguous problem (the same grid).
+            record(f"ioattn:{name}", "ok", r, cfg=cfg, diff=diff)
+        del k_cache, v_cache
+        torch.cuda.empty_cache()
     del q, k, v
     torch.cuda.empty_cache()
 

@@ -12,6 +12,10 @@
 #
 # Stages (each with its own time cap; a stage that would start with too little time left is
 # reported as skipped, never silently dropped):
+#   smoke     experiments/gpu/smoke.sh: each case of smoke_cases.txt (kernels not yet through the
+#             suite) as its own `ioattn run --check` process; a variant with a failed case is
+#             disabled (IOATTN_<ID>_DISABLE=1) for the stages after it, so its trap cannot take the
+#             other variants' results with it (the suite then fails for it); cap T_SMOKE (150 s)
 #   tests     the GPU suite (verify/kernels/gpu_kernels: every registered variant vs the reference;
 #             one line `variant NAME: N cases run, M refused` per variant, fails when one ran no
 #             case), beside compute-sanitizer memcheck and racecheck over its quick shapes
@@ -141,6 +145,15 @@ suite() {
     i=$((i + 1))
   done
 }
+
+stage "smoke: new kernels, one process per case"
+if want smoke "${T_SMOKE:-150}"; then
+  SMOKE_CAP=60 timeout "$CAP" bash experiments/gpu/smoke.sh "$C/ioattn" "$R" > "$R/smoke.txt" 2>&1
+  note "smoke rc=$? (0: every case passed; 1: a case failed, its variant disabled below; 124: timed out)"
+  tee -a "$R/summary.txt" < "$R/smoke.txt"
+  # shellcheck disable=SC1091
+  [ -f "$R/smoke.env" ] && . "$R/smoke.env" && tee -a "$R/summary.txt" < "$R/smoke.env"
+fi
 
 stage "gpu tests + memcheck + racecheck (in parallel)"
 if want tests "${T_TEST:-150}"; then
