@@ -383,6 +383,16 @@ int ioattn_forward(const char* kernel, int64_t batch, int64_t heads_q, int64_t h
   return 0;
 }
 
+// The forward launch of ioattn_forward_paged and ioattn_forward_varlen once their arguments passed:
+// the workspace grown to what the variant asks, then the launch (code 3 on a runtime error).
+static int launch_checked(const Request<KernelInfo>& r, const ioattn::kernels::DeviceTensors& t, void* stream) {
+  const std::size_t ws_bytes = r.info->workspace_bytes(r.p, r.opt);
+  if (auto e = g_fwd_ws.reserve(ws_bytes)) return fail(3, named(*r.info, *e));
+  if (auto e = r.info->launch(r.p, t, r.opt, ws_bytes ? g_fwd_ws.ptr : nullptr, stream))
+    return fail(3, named(*r.info, *e));
+  return 0;
+}
+
 // A paged KV cache's layout from the C arguments; nullopt when every size check passed, else the line.
 std::optional<std::string> paged_layout(int64_t batch, int64_t page_size, int64_t num_pages, int64_t max_pages,
                                         const int32_t* table_host, const int32_t* seqused_host,
@@ -429,14 +439,10 @@ int ioattn_forward_paged(const char* kernel, int64_t batch, int64_t heads_q, int
                               {"seqused_k", seqused_k, used_bytes, 4}},
                              {{"o", o, q_bytes(p), 16}, {"lse", lse, lse_bytes(p), 4}}))
     return fail(2, *e);
-  const std::size_t ws_bytes = r.info->workspace_bytes(p, r.opt);
-  if (auto e = g_fwd_ws.reserve(ws_bytes)) return fail(3, named(*r.info, *e));
   ioattn::kernels::DeviceTensors t{q, k, v, o, lse};
   t.block_table = block_table;
   t.seqused_k = seqused_k;
-  if (auto e = r.info->launch(p, t, r.opt, ws_bytes ? g_fwd_ws.ptr : nullptr, stream))
-    return fail(3, named(*r.info, *e));
-  return 0;
+  return launch_checked(r, t, stream);
 }
 
 // Packed (varlen) queries and keys from the C arguments (sizes only; validate() checks the offsets).
@@ -478,14 +484,10 @@ int ioattn_forward_varlen(const char* kernel, int64_t batch, int64_t heads_q, in
                               {"cu_seqlens_k", cu_seqlens_k, cu_bytes, 4}},
                              {{"o", o, q_bytes(p), 16}, {"lse", lse, lse_bytes(p), 4}}))
     return fail(2, *e);
-  const std::size_t ws_bytes = r.info->workspace_bytes(p, r.opt);
-  if (auto e = g_fwd_ws.reserve(ws_bytes)) return fail(3, named(*r.info, *e));
   ioattn::kernels::DeviceTensors t{q, k, v, o, lse};
   t.cu_seqlens_q = cu_seqlens_q;
   t.cu_seqlens_k = cu_seqlens_k;
-  if (auto e = r.info->launch(p, t, r.opt, ws_bytes ? g_fwd_ws.ptr : nullptr, stream))
-    return fail(3, named(*r.info, *e));
-  return 0;
+  return launch_checked(r, t, stream);
 }
 
 // ---- backward ---------------------------------------------------------------------------------

@@ -80,6 +80,23 @@ __device__ __forceinline__ SeqRows seq_rows(const SeqLayout& l, const AttnView& 
   return s;
 }
 
+// Head h of sequence sr as one block reads it: Q, O, K, V at the sequence's row 0 of that head
+// (row i at + i * the tensor's row stride; paged K, V: cache row 0, rows via paged_kv_row) and the
+// head's LSE row (query i at lse[i]).
+template <class T>
+struct SeqHead {
+  const T *q, *k, *v;
+  T* o;
+  float* lse;
+};
+template <class T>
+__device__ __forceinline__ SeqHead<T> seq_head(const SeqRows& sr, const AttnView& a, int64_t h, const T* q,
+                                               const T* k, const T* v, T* o, float* lse) {
+  const int64_t q0 = (sr.q_row0 * a.heads_q + h) * a.head_dim;
+  const int64_t k0 = (sr.k_row0 * a.heads_kv + a.kv_head_of(h)) * a.head_dim;
+  return {q + q0, k + k0, v + k0, o + q0, lse + sr.lse0 + h * sr.lse_h};
+}
+
 // Host: the SeqLayout of p's layout with t's device tables (a launch), or without them (describe:
 // config() has no tensors); a one-line refusal when a launch lacks a table its layout needs.
 inline LaunchStatus seq_layout_of(std::string_view variant, const AttnProblem& p, const DeviceTensors& t,

@@ -258,12 +258,8 @@ __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
     seqlen_q = sr.seqlen_q, seqlen_k = sr.seqlen_k;
     mask_seq.seqlen_q = seqlen_q, mask_seq.seqlen_k = seqlen_k;  // its own bottom-right alignment and window
     page_row = sr.page_row;
-    const int64_t hk = a.kv_head_of(h);
-    g_Q = g_Q_all + (sr.q_row0 * a.heads_q + h) * a.head_dim;
-    g_O = g_O_all + (sr.q_row0 * a.heads_q + h) * a.head_dim;
-    g_K = g_K_all + (sr.k_row0 * a.heads_kv + hk) * a.head_dim;  // paged: cache row 0, rows mapped
-    g_V = g_V_all + (sr.k_row0 * a.heads_kv + hk) * a.head_dim;
-    g_LSE_h = g_LSE + sr.lse0 + h * sr.lse_h;
+    const SeqHead<T> sh = seq_head(sr, a, h, g_Q_all, g_K_all, g_V_all, g_O_all, g_LSE);  // paged K, V: cache row 0
+    g_Q = sh.q, g_K = sh.k, g_V = sh.v, g_O = sh.o, g_LSE_h = sh.lse;
   } else {
     g_Q = g_Q_all + a.q_offset(b, 0, h);
     g_K = g_K_all + a.kv_offset(b, 0, a.kv_head_of(h));

@@ -544,6 +544,17 @@ def forward(q, k, v, kernel="v05_fa2_fast", causal=False, window=(-1, -1), scale
     return out, lse
 
 
+def _check_inputs(torch, named):
+    """forward_paged's and forward_varlen's checks of their (name, tensor, rank) inputs."""
+    for name, t, rank in named:
+        _need(isinstance(t, torch.Tensor), f"{name} must be a torch.Tensor (got {type(t).__name__})")
+        _need(t.layout == torch.strided, f"{name} must be a dense (strided) tensor (got {t.layout})")
+        _need(str(t.dtype) in _DTYPES, f"{name}.dtype must be float32, float16 or bfloat16 (got {t.dtype})")
+        _need(t.is_cuda, f"{name} must be a CUDA tensor (got device {t.device})")
+        _need(t.dim() == rank, f"{name} must have rank {rank} (got shape {tuple(t.shape)})")
+        _need(all(s > 0 for s in t.shape), f"{name} must have no zero-size dimension (got shape {tuple(t.shape)})")
+
+
 def forward_paged(q, k_cache, v_cache, block_table, seqused_k, kernel="v07_decode_splitkv", causal=False,
                   window=(-1, -1), scale=None, splits=0, max_seqlen_k=None, out=None, lse=None):
     """O, LSE of attention of dense queries q (B, Nq, Hq, d) over a paged KV cache.
@@ -560,13 +571,7 @@ def forward_paged(q, k_cache, v_cache, block_table, seqused_k, kernel="v07_decod
     _need(isinstance(kernel, str), f"kernel must be a str naming a registered variant (got {type(kernel).__name__})")
     _check_options(causal, window, scale)
     _check_tiles(0, 0, splits)
-    for name, t in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)):
-        _need(isinstance(t, torch.Tensor), f"{name} must be a torch.Tensor (got {type(t).__name__})")
-        _need(t.layout == torch.strided, f"{name} must be a dense (strided) tensor (got {t.layout})")
-        _need(str(t.dtype) in _DTYPES, f"{name}.dtype must be float32, float16 or bfloat16 (got {t.dtype})")
-        _need(t.is_cuda, f"{name} must be a CUDA tensor (got device {t.device})")
-        _need(t.dim() == 4, f"{name} must have rank 4 (got shape {tuple(t.shape)})")
-        _need(all(s > 0 for s in t.shape), f"{name} must have no zero-size dimension (got shape {tuple(t.shape)})")
+    _check_inputs(torch, (("q", q, 4), ("k_cache", k_cache, 4), ("v_cache", v_cache, 4)))
     _need(q.dtype == k_cache.dtype == v_cache.dtype,
           f"q, k_cache, v_cache must share one dtype (got {q.dtype}, {k_cache.dtype}, {v_cache.dtype})")
     _need(q.device == k_cache.device == v_cache.device, "q, k_cache, v_cache must be on one device")
@@ -634,13 +639,7 @@ def forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None, max_s
     _need(kernel is None or isinstance(kernel, str),
           f"kernel must be None or a str naming a registered variant (got {type(kernel).__name__})")
     _check_options(causal, window, scale)
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        _need(isinstance(t, torch.Tensor), f"{name} must be a torch.Tensor (got {type(t).__name__})")
-        _need(t.layout == torch.strided, f"{name} must be a dense (strided) tensor (got {t.layout})")
-        _need(str(t.dtype) in _DTYPES, f"{name}.dtype must be float32, float16 or bfloat16 (got {t.dtype})")
-        _need(t.is_cuda, f"{name} must be a CUDA tensor (got device {t.device})")
-        _need(t.dim() == 3, f"{name} must have rank 3 (total, heads, head_dim) (got shape {tuple(t.shape)})")
-        _need(all(s > 0 for s in t.shape), f"{name} must have no zero-size dimension (got shape {tuple(t.shape)})")
+    _check_inputs(torch, (("q", q, 3), ("k", k, 3), ("v", v, 3)))
     _need(q.dtype == k.dtype == v.dtype, f"q, k, v must share one dtype (got {q.dtype}, {k.dtype}, {v.dtype})")
     _need(q.device == k.device == v.device, "q, k, v must be on one device")
     _need(k.shape == v.shape, f"k and v must have the same shape (got {tuple(k.shape)}, {tuple(v.shape)})")

@@ -420,6 +420,8 @@ rc::Gen<AttnProblem> gen_paged_problem() {
   });
 }
 
+void require_layout_rows(const KernelInfo& k, const AttnProblem& p, ref::Forward& out, const std::string& what);
+
 void prop_paged_kv() {
   const AttnProblem p = *gen_paged_problem();
   if (auto e = p.validate()) RC_FAIL("generated paged problem is invalid: " + *e + " [" + describe_layout(p) + "]");
@@ -444,39 +446,32 @@ void prop_paged_kv() {
       }
       count_ran(k, key);
       if (paged_keys().insert(std::string(k.name) + " " + key).second) ++paged_ran()[std::string(k.name)];
-      const ref::Forward out = run_on_gpu(k, c, opt);
+      ref::Forward out = run_on_gpu(k, c, opt);
       require(check_forward(out, c.ref64, c.baseline, p.dtype), fmt::format("{} [{}; splits={}]", k.name, what, splits));
-      for (int64_t b = 0; b < p.batch; ++b) {
-        const MaskSpec mask = p.mask_of(b);
-        for (int64_t h = 0; h < p.heads_q; ++h)
-          for (int64_t i = 0; i < p.seqlen_q; ++i) {
-            if (!mask.row_fully_masked(i)) continue;
-            if (out.lse[p.lse_offset(b, h, i)] != -std::numeric_limits<float>::infinity())
-              RC_FAIL(fmt::format("{}: fully masked row (b {}, h {}, i {}) has LSE != -inf [{}; splits={}]", k.name, b, h,
-                                  i, what, splits));
-            for (int64_t x = 0; x < p.head_dim; ++x)
-              if (out.o[p.q_offset(b, i, h, x)] != 0.0f)
-                RC_FAIL(fmt::format("{}: fully masked row (b {}, h {}, i {}) has O != 0 [{}; splits={}]", k.name, b, h,
-                                    i, what, splits));
-          }
-      }
+      require_layout_rows(k, p, out, fmt::format("{}; splits={}", what, splits));
       ++ran;
     }
   }
   RC_CLASSIFY(ran > 0, "a paged variant ran");
 }
 
-// One line per variant that declares paged_kv; false when one of them ran no paged case.
-bool report_paged_coverage() {
+// One line per variant whose layout table line sets `declared` (paged_kv, varlen): the distinct
+// cases of `kind` it ran; false when one of them ran none.
+bool report_layout_cases(bool kernels::LayoutSupport::*declared, const std::map<std::string, int>& ran, const char* kind,
+                         const char* flag) {
   bool ok = true;
   for (const KernelInfo& k : kernels::registry()) {
-    if (!k.layouts.paged_kv) continue;
-    const int n = paged_ran()[std::string(k.name)];
-    std::printf("variant %.*s: %d paged KV cases run%s\n", static_cast<int>(k.name.size()), k.name.data(), n,
-                n ? "" : " (FAIL: declares paged_kv but ran no paged case)");
+    if (!(k.layouts.*declared)) continue;
+    const auto it = ran.find(std::string(k.name));
+    const int n = it == ran.end() ? 0 : it->second;
+    std::printf("variant %.*s: %d %s cases run%s\n", static_cast<int>(k.name.size()), k.name.data(), n, kind,
+                n ? "" : fmt::format(" (FAIL: declares {} but ran no such case)", flag).c_str());
     ok &= n > 0;
   }
   return ok;
+}
+bool report_paged_coverage() {
+  return report_layout_cases(&kernels::LayoutSupport::paged_kv, paged_ran(), "paged KV", "paged_kv");
 }
 
 // ---- packed (varlen) and paged prefill batches: the variants that declare them --------------
@@ -646,17 +641,8 @@ void prop_prefill_layouts() {
   RC_CLASSIFY(ran > 0, "a layout variant ran");
 }
 
-// One line per variant that declares varlen; false when one of them ran no packed/paged prefill case.
 bool report_layout_coverage() {
-  bool ok = true;
-  for (const KernelInfo& k : kernels::registry()) {
-    if (!k.layouts.varlen) continue;
-    const int n = layout_ran()[std::string(k.name)];
-    std::printf("variant %.*s: %d packed/paged prefill cases run%s\n", static_cast<int>(k.name.size()), k.name.data(), n,
-                n ? "" : " (FAIL: declares varlen but ran no packed case)");
-    ok &= n > 0;
-  }
-  return ok;
+  return report_layout_cases(&kernels::LayoutSupport::varlen, layout_ran(), "packed/paged prefill", "varlen");
 }
 
 // ---- FP8 (e4m3) inputs: the variants whose registry line declares fp8_e4m3 ------------------
