@@ -555,8 +555,30 @@ def _check_inputs(torch, named):
         _need(all(s > 0 for s in t.shape), f"{name} must have no zero-size dimension (got shape {tuple(t.shape)})")
 
 
+def _host_copies(torch, device_tensors, host_copies):
+    """CPU copies of the int32 tables (block table, lengths, offsets) the C ABI validates.
+    host_copies None: copied now (a device-to-host copy, so not allowed while a CUDA graph is being
+    captured). Given (one CPU int32 tensor per table, equal to it): they stand in for the copies;
+    outside capture they are compared with the device tables (IoattnError(2) when they differ), under
+    capture they cannot be, and the caller vouches that they equal what the captured call reads."""
+    if host_copies is None:
+        return [t.cpu() for t in device_tensors]
+    _need(isinstance(host_copies, (tuple, list)) and len(host_copies) == len(device_tensors),
+          f"host_copies must be None or a tuple of {len(device_tensors)} CPU tensors")
+    out = []
+    for dev, h in zip(device_tensors, host_copies):
+        _need(isinstance(h, torch.Tensor) and h.device.type == "cpu" and h.dtype == torch.int32
+              and tuple(h.shape) == tuple(dev.shape),
+              f"host_copies: each must be a CPU int32 tensor of its table's shape {tuple(dev.shape)}")
+        h = h.contiguous()
+        if not torch.cuda.is_current_stream_capturing():
+            _need(torch.equal(h, dev.cpu()), "host_copies differ from the device tables they stand for")
+        out.append(h)
+    return out
+
+
 def forward_paged(q, k_cache, v_cache, block_table, seqused_k, kernel="v07_decode_splitkv", causal=False,
-                  window=(-1, -1), scale=None, splits=0, max_seqlen_k=None, out=None, lse=None):
+                  window=(-1, -1), scale=None, splits=0, max_seqlen_k=None, out=None, lse=None, host_copies=None):
     """O, LSE of attention of dense queries q (B, Nq, Hq, d) over a paged KV cache.
 
     k_cache, v_cache: (num_pages, page_size, Hkv, d), q's dtype and device; block_table: int32
@@ -564,7 +586,8 @@ def forward_paged(q, k_cache, v_cache, block_table, seqused_k, kernel="v07_decod
     (B,) on q's device. max_seqlen_k: None (the largest seqused_k, at least 1) or an int >= it (the
     kernel sizes its splits from it). Causal and windows are bottom-right aligned per sequence. The
     tables are validated on a host copy (every used slot a page, no page in two slots, lengths that
-    fit): IoattnError(2) names the constraint. out, lse as in forward().
+    fit): IoattnError(2) names the constraint. out, lse as in forward(). host_copies: None, or CPU
+    copies (block_table, seqused_k) for calls under CUDA-graph capture (see _host_copies).
     """
     import torch
 
@@ -597,7 +620,7 @@ def forward_paged(q, k_cache, v_cache, block_table, seqused_k, kernel="v07_decod
     with torch.cuda.device(q.device):
         q, k_cache, v_cache = q.contiguous(), k_cache.contiguous(), v_cache.contiguous()
         block_table, seqused_k = block_table.contiguous(), seqused_k.contiguous()
-        table_host, used_host = block_table.cpu(), seqused_k.cpu()  # validated by the C ABI
+        table_host, used_host = _host_copies(torch, (block_table, seqused_k), host_copies)  # validated by the C ABI
         if max_seqlen_k is None:
             max_seqlen_k = max(1, int(used_host.max()))
         _need(_is_int(max_seqlen_k) and 1 <= max_seqlen_k <= _INT32_MAX,
@@ -622,7 +645,7 @@ def forward_paged(q, k_cache, v_cache, block_table, seqused_k, kernel="v07_decod
 
 
 def forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None, max_seqlen_k=None, kernel=None,
-                   causal=False, window=(-1, -1), scale=None, out=None, lse=None):
+                   causal=False, window=(-1, -1), scale=None, out=None, lse=None, host_copies=None):
     """O, LSE of attention over packed (varlen) sequences.
 
     q: (total_q, Hq, d); k, v: (total_k, Hkv, d), q's dtype and device; cu_seqlens_q, cu_seqlens_k:
@@ -632,7 +655,9 @@ def forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None, max_s
     windows are bottom-right aligned per sequence. The offsets are validated on a host copy
     (cu[0] = 0, non-decreasing, within the tensors): IoattnError(2) names the constraint. kernel:
     a variant that declares varlen, or None (v06_fa2_wgmma on compute capability 9.0, else
-    v05_fa2_fast). out (like q) and lse (Hq, total_q) float32 as in forward(). Returns (out, lse).
+    v05_fa2_fast). out (like q) and lse (Hq, total_q) float32 as in forward(). host_copies: None, or
+    CPU copies (cu_seqlens_q, cu_seqlens_k) for calls under CUDA-graph capture (see _host_copies).
+    Returns (out, lse).
     """
     import torch
 
@@ -666,7 +691,7 @@ def forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None, max_s
     with torch.cuda.device(q.device):
         q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
         cu_seqlens_q, cu_seqlens_k = cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous()
-        cu_q_host, cu_k_host = cu_seqlens_q.cpu(), cu_seqlens_k.cpu()  # validated by the C ABI
+        cu_q_host, cu_k_host = _host_copies(torch, (cu_seqlens_q, cu_seqlens_k), host_copies)  # validated by the C ABI
         longest = []
         for name, host, given in (("max_seqlen_q", cu_q_host, max_seqlen_q), ("max_seqlen_k", cu_k_host, max_seqlen_k)):
             if given is None:

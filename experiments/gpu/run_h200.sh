@@ -35,6 +35,10 @@
 #   bench     ioattn vs SDPA flash/cuDNN, the FA2 grid, two samples (bench_sdpa.py), passes
 #             $BENCH_PASSES (default fwd; mode backward: bwd,fwdbwd, --quick grid)
 #   tiles     v03_fa2_scalar over (Br, Bc) (bench_tiles.py)
+#   layouts   python/test_layouts.py: forward_varlen and forward_paged vs a per-sequence reference
+#             and their refusals (rc 0 = pass); cap 90 s
+#   varlen    a packed batch of 16 sequences vs SDPA on the padded batch (bench_varlen.py;
+#             VARLEN_ARGS passed on, e.g. --quick); cap T_VARLEN (150 s)
 #   decode    few queries vs a long KV cache, GB/s vs SDPA and the run's copy ceiling
 #             (bench_decode.py; DECODE_ARGS passed on, e.g. --quick); cap T_DECODE (300 s)
 # Modes (first argument) and what they take on the H200:
@@ -114,7 +118,7 @@ stage context
   # The scripts may be newer than the binaries: SCRIPTS_COMMIT names the tree the scripts came from.
   echo "scripts: ${SCRIPTS_COMMIT:-$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)}$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (dirty tree)")"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "command: bash experiments/gpu/run_h200.sh $MODE (budget $BUDGET s; stages $STAGES; NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-} NCU_PASSES=${NCU_PASSES:-} NCU_BWD_VARIANTS=${NCU_BWD_VARIANTS:-} BENCH_PASSES=$BENCH_PASSES BENCH_ARGS=${BENCH_ARGS:-} TILES_ARGS=${TILES_ARGS:-} DECODE_ARGS=${DECODE_ARGS:-})"
+  echo "command: bash experiments/gpu/run_h200.sh $MODE (budget $BUDGET s; stages $STAGES; NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-} NCU_PASSES=${NCU_PASSES:-} NCU_BWD_VARIANTS=${NCU_BWD_VARIANTS:-} BENCH_PASSES=$BENCH_PASSES BENCH_ARGS=${BENCH_ARGS:-} TILES_ARGS=${TILES_ARGS:-} DECODE_ARGS=${DECODE_ARGS:-} VARLEN_ARGS=${VARLEN_ARGS:-})"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
   uname -r
@@ -242,6 +246,20 @@ if want decode "${T_DECODE:-300}"; then
     --deadline-s $(( CAP > 60 ? CAP - 30 : CAP / 2 )) > "$R/decode.log" 2>&1
   note "decode rc=$?"
   grep -A60 "^decode summary" "$R/decode.log" | tee -a "$R/summary.txt"
+fi
+
+stage "python layouts test (varlen, paged)"
+if want layouts 90; then
+  timeout "$CAP" python3 python/test_layouts.py > "$R/layouts.log" 2>&1
+  note "python layouts test rc=$? (0: pass; 1: a case failed; 77: skipped)"
+  tail -1 "$R/layouts.log" | tee -a "$R/summary.txt"
+fi
+
+stage varlen
+if want varlen "${T_VARLEN:-150}"; then
+  timeout "$CAP" python3 experiments/gpu/bench_varlen.py --out "$R" ${VARLEN_ARGS:-} > "$R/varlen.log" 2>&1
+  note "varlen rc=$?"
+  tail -12 "$R/varlen.log" | tee -a "$R/summary.txt"
 fi
 
 stage tiles
