@@ -60,7 +60,7 @@
 #   backward backward pybad autograd train bench (bench: --passes bwd,fwdbwd --quick, two
 #            samples; the whole grid: BENCH_PASSES=bwd,fwdbwd with mode bench), budget 570 s
 #            (caps 150 + 60 + 120 + 130 s, the bench what is left, at least ~90 s)
-# RUN_BUDGET overrides a mode's budget (seconds).
+# RUN_BUDGET overrides a mode's budget (seconds); T_BENCH caps the bench stage (default: what is left).
 # RUN_STAGES="tests backward ncu" runs those stages under the mode's budget; TILES_ARGS are passed
 # to bench_tiles.py (e.g. "--samples 2").
 set -u
@@ -232,6 +232,7 @@ fi
 stage bench
 # The bench leaves room for the tiles after it (mode measure/full).
 case " $STAGES " in *" tiles "*) BENCH_WANT=$(( $(cap 600) - 60 )) ;; *) BENCH_WANT=600 ;; esac
+BENCH_WANT=${T_BENCH:-$BENCH_WANT}  # T_BENCH caps the bench when later stages need time
 if want bench "$BENCH_WANT"; then
   case "$MODE" in quick|backward) BQ=--quick ;; *) BQ= ;; esac
   timeout "$CAP" python3 experiments/gpu/bench_sdpa.py --out "$R" $BQ --passes "$BENCH_PASSES" ${BENCH_ARGS:-} --samples 2 \
