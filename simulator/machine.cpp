@@ -112,6 +112,7 @@ Machine load_machine(const std::filesystem::path& file) {
   m.measured_bandwidth = read_optional(j, "measured_bandwidth", f);
   m.measured_matrix_bf16 = read_optional(j, "measured_matrix_bf16", f);
   m.measured_matrix_fp16 = read_optional(j, "measured_matrix_fp16", f);
+  m.measured_matrix_fp8 = read_optional(j, "measured_matrix_fp8", f);
   m.measured_vector_fp32 = read_optional(j, "measured_vector_fp32", f);
   if (m.lds_bytes_per_cta.value > m.lds_bytes_per_cu.value)
     throw SimError(fmt::format("machine file {}: lds_bytes_per_cta exceeds lds_bytes_per_cu", f));

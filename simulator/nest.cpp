@@ -513,7 +513,7 @@ KernelResult count_stream(const AttnProblem& p, const StreamKernel& k, int64_t c
                           int64_t llc_bytes, bool no_l2) {
   KernelResult res;
   res.name = k.name;
-  const int64_t bh = p.batch * p.heads_q;
+  const int64_t bh = p.batch * (k.over_kv_heads ? p.heads_kv : p.heads_q);  // iterations (heads of the grid)
   res.grid = k.ctas_per_head * bh;
   res.ctas_per_cu = 1;
   res.waves = ceil_div(res.grid, compute_units);
@@ -522,8 +522,8 @@ KernelResult count_stream(const AttnProblem& p, const StreamKernel& k, int64_t c
   for (const auto& a : k.accesses) {
     const int64_t inst_bytes = a.rows * a.width * a.elem_bytes;
     const int64_t instances = a.heads == Heads::q ? bh : (a.heads == Heads::kv ? p.batch * p.heads_kv : 1);
-    // A write lands once per instance; a read happens once per (b, query head) iteration, so a
-    // K/V head (GQA) or a broadcast mask is re-read by every query head that uses it.
+    // A write lands once per instance; a read happens once per iteration ((b, query head) unless
+    // over_kv_heads), so a K/V head (GQA) or a broadcast mask is re-read by every query head that uses it.
     const int64_t nb = a.write ? instances * inst_bytes : bh * inst_bytes;
     const int64_t cb = instances * inst_bytes;
     int64_t hb = nb;

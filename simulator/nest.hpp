@@ -93,6 +93,9 @@ struct StreamKernel {
   double other_flops_per_head = 0.0;
   int64_t lds_bytes_per_head = 0;  // staged through LDS (GEMM operand tiles): written once, read once
   std::vector<StreamAccess> accesses;
+  // The kernel iterates (b, query head) (the default) or (b, K/V head) (a pass over K or V alone,
+  // e.g. the V transpose: each K/V head is read once, not once per query head of its group).
+  bool over_kv_heads = false;
 };
 
 struct PlannedKernel {

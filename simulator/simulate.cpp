@@ -121,6 +121,7 @@ std::string design_name(const Design& d) {
     s += fmt::format("/dq={},{}", grid_order_name(q.grid_order), tile(q.Br, q.Bc, q.ctas_per_cu));
     if (q.small_d > 0) s += fmt::format(",d<={}:{}", q.small_d, tile(q.small_Br, q.small_Bc, q.small_ctas_per_cu));
   }
+  if (d.v_transpose_pass) s += "/vt-pass";
   return s;
 }
 
@@ -188,7 +189,8 @@ std::optional<Design> parse_design(std::string_view s, std::string* why) {
     if (why) *why = std::move(msg);
     return std::nullopt;
   };
-  if (parts.size() > 4) return fail(fmt::format("design '{}' has more than 4 parts (instr/overlap/lds/dq=...)", s));
+  if (parts.size() > 5)
+    return fail(fmt::format("design '{}' has more than 5 parts (instr/overlap/lds[/dq=...][/vt-pass])", s));
   Design d;
   bool ok = false;
   for (auto v : {MatrixInstr::native, MatrixInstr::fma, MatrixInstr::mma_sync, MatrixInstr::wgmma, MatrixInstr::mfma})
@@ -206,10 +208,18 @@ std::optional<Design> parse_design(std::string_view s, std::string* why) {
     else if (parts[2] == "scalar") d.lds = LdsRead::scalar;
     else return fail(fmt::format("design '{}': LDS reads must be fragments or scalar", s));
   }
-  if (parts.size() > 3) {
-    if (auto q = parse_dq_pass(parts[3])) d.dq_pass = *q;
-    else return fail(fmt::format("design '{}': the fourth part must be dq=ORDER,BRxBC[@N][,d<=D:BRxBC[@N]] "
-                                 "(ORDER a grid order, numbers in [1, 4096])", s));
+  bool seen_dq = false;
+  for (size_t i = 3; i < parts.size(); ++i) {
+    if (parts[i] == "vt-pass" && !d.v_transpose_pass) {
+      d.v_transpose_pass = true;
+    } else if (parts[i].substr(0, 3) == "dq=" && !seen_dq) {
+      seen_dq = true;
+      if (auto q = parse_dq_pass(parts[i])) d.dq_pass = *q;
+      else return fail(fmt::format("design '{}': the dq part must be dq=ORDER,BRxBC[@N][,d<=D:BRxBC[@N]] "
+                                   "(ORDER a grid order, numbers in [1, 4096])", s));
+    } else {
+      return fail(fmt::format("design '{}': part '{}' must be dq=... or vt-pass (each at most once)", s, parts[i]));
+    }
   }
   return d;
 }
@@ -279,15 +289,17 @@ std::pair<int64_t, int64_t> needed_rows(const MaskSpec& m) {
 }
 
 // Compulsory HBM traffic of the problem (independent of strategy): every needed input row once,
-// every output once; a forward+backward writes O and LSE and reads them back.
+// every output once (O in its output dtype: bf16/fp16 for FP8 inputs); a forward+backward writes
+// O and LSE and reads them back.
 Traffic problem_compulsory(const AttnProblem& p, Pass pass, bool writes_lse) {
   const auto [q_rows, k_rows] = needed_rows(p.mask());
   const int64_t e = static_cast<int64_t>(dtype_bytes(p.dtype)), d = p.head_dim;
+  const int64_t eo = static_cast<int64_t>(dtype_bytes(p.output_dtype()));
   const int64_t bq = p.batch * p.heads_q, bk = p.batch * p.heads_kv;
   Traffic c;
   if (pass != Pass::bwd) {
     c.read += bq * q_rows * d * e + 2 * bk * k_rows * d * e;
-    c.write += bq * p.seqlen_q * d * e + (writes_lse ? bq * p.seqlen_q * 4 : 0);
+    c.write += bq * p.seqlen_q * d * eo + (writes_lse ? bq * p.seqlen_q * 4 : 0);
   }
   if (pass != Pass::fwd) {
     // Q, K, V, O, dO (needed rows) and LSE in; dQ, dK, dV out (every row: zeros where masked).
@@ -350,12 +362,17 @@ int64_t peak_extra_memory(const AttnProblem& p, const Tiling& t, const detail::P
   return peak;
 }
 
+// The dense matrix rate of the dtype (measured where the machine has it and `measured` is set).
+// FP8 needs matrix_fp8: check_fp8 refuses an FP8 problem on a machine without it before this runs.
 double matrix_rate(const Machine& m, DType dt, bool measured) {
   switch (dt) {
     case DType::fp16: return measured && m.measured_matrix_fp16 ? m.measured_matrix_fp16->value : m.matrix_fp16.value;
     case DType::bf16: return measured && m.measured_matrix_bf16 ? m.measured_matrix_bf16->value : m.matrix_bf16.value;
     case DType::fp32: return measured && m.measured_vector_fp32 ? m.measured_vector_fp32->value : m.matrix_fp32.value;
-    case DType::fp8_e4m3: case DType::fp8_e5m2: break;  // refused by simulate() (no FP8 model yet)
+    case DType::fp8_e4m3: case DType::fp8_e5m2:
+      if (measured && m.measured_matrix_fp8) return m.measured_matrix_fp8->value;
+      if (m.matrix_fp8) return m.matrix_fp8->value;
+      break;
   }
   return m.matrix_fp32.value;
 }
@@ -374,15 +391,27 @@ void roofline(KernelResult& k, const Machine& m, DType dt, bool measured) {
 
 int64_t pad_to(int64_t x, int64_t g) { return (x + g - 1) / g * g; }
 
-// The instruction's (M, N, K) granularity: a tile dimension is padded up to it.
+// The instruction's (M, N, K) granularity: a tile dimension is padded up to it. 8-bit inputs take
+// twice the K per instruction (wgmma m64nNk32 e4m3/e5m2, mma.sync m16n8k32, v_mfma_f32_16x16x32_fp8).
 struct Shape { int64_t m, n, k; };
-Shape instr_shape(MatrixInstr i) {
+Shape instr_shape(MatrixInstr i, DType dt) {
+  const int64_t k8 = is_fp8(dt) ? 2 : 1;
   switch (i) {
-    case MatrixInstr::wgmma: return {64, 8, 16};     // wgmma.mma_async m64nNk16, N a multiple of 8
-    case MatrixInstr::mma_sync: return {16, 8, 16};  // mma.sync m16n8k16
-    case MatrixInstr::mfma: return {16, 16, 16};     // v_mfma_f32_16x16x16 (bf16/fp16)
-    default: return {1, 1, 1};                       // scalar FMAs
+    case MatrixInstr::wgmma: return {64, 8, 16 * k8};     // wgmma.mma_async m64nNk16 (k32), N a multiple of 8
+    case MatrixInstr::mma_sync: return {16, 8, 16 * k8};  // mma.sync m16n8k16 (k32)
+    case MatrixInstr::mfma: return {16, 16, 16 * k8};     // v_mfma_f32_16x16x16 bf16/fp16 (x32 fp8)
+    default: return {1, 1, 1};                            // scalar FMAs
   }
+}
+
+// FP8 problems: forward only, on a machine with FP8 matrix units (a catalog matrix_fp8 rate).
+void check_fp8(const AttnProblem& p, const Machine& m, const Options& o) {
+  if (!is_fp8(p.dtype)) return;
+  if (o.pass != Pass::fwd)
+    throw SimError(fmt::format("dtype {} is forward only (got pass {})", dtype_name(p.dtype), pass_name(o.pass)));
+  if (!m.matrix_fp8)
+    throw SimError(fmt::format("machine {} ({}) has no FP8 matrix units (no matrix_fp8 in its machine file): dtype {} "
+                               "is refused there", m.name, m.display_name, dtype_name(p.dtype)));
 }
 
 // The share of the dense matrix rate an instruction's attention loop reaches: calibrated where the
@@ -410,7 +439,7 @@ void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, con
                     bool measured) {
   const double cus = m.compute_units.value, clock = m.clock_hz.value;
   const MatrixInstr instr = resolve_instr(t.design.instr, m);
-  const Shape g = instr_shape(instr);
+  const Shape g = instr_shape(instr, p.dtype);
   const int64_t bo = outer_is_q ? t.Br : t.Bc, bi = outer_is_q ? t.Bc : t.Br, d = p.head_dim;
   const double tiles = static_cast<double>(k.tiles);
   const int mm = std::max(1, k.matmuls_per_tile);
@@ -564,7 +593,7 @@ BlockChoice search_block_sizes(const AttnProblem& p, const Machine& m, const Til
 
 Result simulate_unchecked(const AttnProblem& p, const Machine& m, const Tiling& t, const Options& o) {
   if (auto e = p.validate()) throw SimError(*e);
-  if (is_fp8(p.dtype)) throw SimError("the simulator has no FP8 model yet (dtype " + std::string(dtype_name(p.dtype)) + ")");
+  check_fp8(p, m, o);
   validate_tiling(t);
   validate_options(o);
   const detail::Plan plan = detail::build_plan(p, t, o);
@@ -636,7 +665,7 @@ Result simulate_unchecked(const AttnProblem& p, const Machine& m, const Tiling& 
 
 Result simulate(const AttnProblem& p, const Machine& m, const Tiling& t, const Options& o) {
   if (auto e = p.validate()) throw SimError(*e);
-  if (is_fp8(p.dtype)) throw SimError("the simulator has no FP8 model yet (dtype " + std::string(dtype_name(p.dtype)) + ")");
+  check_fp8(p, m, o);
   validate_tiling(t);
   validate_options(o);
   if (auto e = check_fits(p, m, t, o.pass)) throw SimError(*e);

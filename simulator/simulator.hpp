@@ -67,7 +67,8 @@ struct Machine {
   Sourced hbm_bandwidth;           // bytes/s, datasheet peak
   Sourced matrix_fp16;             // dense FLOP/s of the matrix units (no sparsity)
   Sourced matrix_bf16;
-  std::optional<Sourced> matrix_fp8;  // absent where the hardware has none (A100, RTX 3090, MI210)
+  std::optional<Sourced> matrix_fp8;  // absent where the hardware has none (A100, RTX 3090, MI210, MI250X):
+                                      // the simulator refuses FP8 problems there
   Sourced matrix_fp32;             // fp32 inputs: matrix units where they take fp32 (CDNA), else vector
   Sourced vector_fp32;             // non-matrix fp32 FLOP/s (softmax, scaling, ...)
   Sourced launch_overhead_s;       // per kernel launch
@@ -92,6 +93,7 @@ struct Machine {
   std::optional<Sourced> measured_bandwidth;    // copy (read + write) bytes/s
   std::optional<Sourced> measured_matrix_bf16;  // GEMM FLOP/s
   std::optional<Sourced> measured_matrix_fp16;
+  std::optional<Sourced> measured_matrix_fp8;   // FP8 GEMM FLOP/s (none measured yet)
   std::optional<Sourced> measured_vector_fp32;  // fp32 GEMM without TF32
 
   // The cache the L2 wave model holds working sets against: the Infinity Cache where there is
@@ -238,18 +240,26 @@ struct DqPass {
   GridOrder grid_order = GridOrder::bh_major;
   int64_t small_d = 0, small_Br = 0, small_Bc = 0, small_ctas_per_cu = 0;
 };
+// v_transpose_pass: the forward writes V^T (keys contiguous) in a separate streaming pass before
+// its main kernel, which then reads V^T where it would read V: 8-bit wgmma takes its B operand
+// K-major only, so an FP8 P V on Hopper needs V transposed (v09_fp8_wgmma chose a pass over an
+// in-kernel transpose). Cost: V read and V^T written once (2 B Hkv Nk d e bytes), one more
+// launch, and the V^T workspace (B Hkv Nk d e bytes; the kernel's key padding is not counted).
+// Forward of the Q-outer strategies (fa2, splitkv) only.
 struct Design {
   MatrixInstr instr = MatrixInstr::native;
   Overlap overlap = Overlap::none;
   LdsRead lds = LdsRead::fragments;
   DqPass dq_pass{};
+  bool v_transpose_pass = false;
 };
 std::string_view matrix_instr_name(MatrixInstr i);
 std::string_view overlap_name(Overlap o);
 std::string_view lds_read_name(LdsRead l);
-// "wgmma/intra-warpgroup/fragments" (the last two parts may be left out: none, fragments), and an
-// optional fourth part for a separate dQ pass of its own, "dq=ORDER,BRxBC[@N][,d<=D:BRxBC[@N]]"
-// (@N: CTAs per CU; e.g. "mma_sync/none/fragments/dq=qblock_major_rev,64x32,d<=64:64x64");
+// "wgmma/intra-warpgroup/fragments" (the last two parts may be left out: none, fragments), then
+// optional parts, each at most once: a separate dQ pass of its own, "dq=ORDER,BRxBC[@N][,d<=D:BRxBC[@N]]"
+// (@N: CTAs per CU; e.g. "mma_sync/none/fragments/dq=qblock_major_rev,64x32,d<=64:64x64"), and
+// "vt-pass" (Design::v_transpose_pass; e.g. "wgmma/intra-warpgroup/fragments/vt-pass");
 // nullopt with `why` naming the bad part otherwise.
 std::optional<Design> parse_design(std::string_view s, std::string* why = nullptr);
 std::string design_name(const Design& d);
@@ -390,8 +400,10 @@ struct Result {
   std::string l2_regime;            // of the main kernel
 };
 
-// The model. Throws SimError for an invalid problem, a tiling that does not fit the machine, or
-// options the strategy does not support.
+// The model. Throws SimError for an invalid problem, a tiling that does not fit the machine,
+// options the strategy does not support, or an FP8 problem (dtype fp8_e4m3 / fp8_e5m2: Q, K, V of
+// 1 byte, O in its output dtype, the machine's matrix_fp8 rate) that is not a forward or runs on a
+// machine without FP8 matrix units.
 Result simulate(const AttnProblem& p, const Machine& m, const Tiling& t, const Options& o = {});
 
 // Same, without the fit check (the sweep and the search also report tilings that do not fit);

@@ -2,7 +2,9 @@
 //
 // Notation (FlashAttention papers): N_q, N_k rows, d head dim, Br x Bc tiles, Tr = ceil(N_q/Br),
 // Tc = ceil(N_k/Bc). Element sizes: e = dtype bytes for Q, K, V, O, dO, dQ, dK, dV, S, P, dS, dP;
-// 4 bytes (fp32) for LSE, m, l, D, partial O / LSE of split-KV and the dQ accumulator.
+// 4 bytes (fp32) for LSE, m, l, D, partial O / LSE of split-KV and the dQ accumulator. FP8
+// problems (forward only): e = 1 for Q, K, V and P, eo = 2 for O (its bf16/fp16 output dtype) and
+// for standard's S (an FP8 GEMM writes its fp32 accumulator as 16-bit); eo = e for every other dtype.
 //
 // The comments give the traffic the nest produces with --no-l2 for an unmasked MHA head; these are
 // the closed forms verify/simulator checks, derived in simulator/README.md.
@@ -47,6 +49,7 @@ struct Ctx {
   const Tiling& t;
   const Options& o;
   int64_t Nq, Nk, d, e;
+  int64_t eo;  // bytes of O (and standard's S): the output dtype's
   bool gqa;
   Plan plan;
 };
@@ -58,23 +61,23 @@ struct Ctx {
 //   pv_gemm  P, V -> O        N^2 + 2Nd         total 4Nd + 4N^2 (+ 2N^2 per extra pass)
 // ---------------------------------------------------------------------------------------------
 void standard_fwd(Ctx& c) {
-  const int64_t Nq = c.Nq, Nk = c.Nk, d = c.d, e = c.e;
+  const int64_t Nq = c.Nq, Nk = c.Nk, d = c.d, e = c.e, eo = c.eo;
   const double nn = static_cast<double>(Nq) * static_cast<double>(Nk);
   const int64_t gemm_grid = ceil_div(Nq, kGemmTile) * ceil_div(Nk, kGemmTile);
   StreamKernel qk{"qk_gemm", gemm_grid, 2.0 * nn * static_cast<double>(d), nn /* scale */,
                   (Nq + Nk) * d * e,
                   {sread("Q", Heads::q, Nq, d, e), sread("K", Heads::kv, Nk, d, e),
-                   swrite("S", Heads::q, Nq, Nk, e)}};
+                   swrite("S", Heads::q, Nq, Nk, eo)}};
   c.plan.kernels.push_back(stream(qk));
   if (c.o.mask_tensor) {
     StreamKernel mk{"mask_add", Nq, 0.0, nn, 0,
-                    {sread("S", Heads::q, Nq, Nk, e), sread("Mask", Heads::shared, Nq, Nk, e),
-                     swrite("S", Heads::q, Nq, Nk, e)}};
+                    {sread("S", Heads::q, Nq, Nk, eo), sread("Mask", Heads::shared, Nq, Nk, eo),
+                     swrite("S", Heads::q, Nq, Nk, eo)}};
     c.plan.kernels.push_back(stream(mk));
   }
   // Softmax: row max, subtract, exp, row sum, divide (the causal/window mask is fused here).
   StreamKernel sm{"softmax", Nq, 0.0, 5.0 * nn, 0,
-                  {sread("S", Heads::q, Nq, Nk, e), swrite("P", Heads::q, Nq, Nk, e)}};
+                  {sread("S", Heads::q, Nq, Nk, eo), swrite("P", Heads::q, Nq, Nk, e)}};
   c.plan.kernels.push_back(stream(sm));
   std::string p_name = "P";
   if (c.o.dropout > 0.0) {
@@ -87,7 +90,7 @@ void standard_fwd(Ctx& c) {
   StreamKernel pv{"pv_gemm", ceil_div(Nq, kGemmTile) * ceil_div(d, kGemmTile), 2.0 * nn * static_cast<double>(d),
                   0.0, (Nq * Nk + Nk * d) * e,
                   {sread(p_name, Heads::q, Nq, Nk, e), sread("V", Heads::kv, Nk, d, e),
-                   swrite("O", Heads::q, Nq, d, e)}};
+                   swrite("O", Heads::q, Nq, d, eo)}};
   c.plan.kernels.push_back(stream(pv));
 }
 
@@ -136,10 +139,28 @@ void gqa_reduce(Ctx& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The V transpose pass (Design::v_transpose_pass): one streaming kernel over the (b, K/V head)
+// pairs reads V and writes V^T (keys contiguous; the 8-bit wgmma's K-major B of P V) before the
+// forward's main kernel, which then reads "Vt" where it would read "V". Per K/V head, --no-l2:
+// Nk d e read + Nk d e written (2 B Hkv Nk d e in all), one more launch; a 64 x 64 tile per CTA
+// through shared memory (v09_fp8_wgmma's transpose_v_kernel). Returns the name the main kernel reads.
+// ---------------------------------------------------------------------------------------------
+std::string v_transpose_pass(Ctx& c) {
+  if (!c.t.design.v_transpose_pass) return "V";
+  const int64_t Nk = c.Nk, d = c.d, e = c.e;
+  StreamKernel k{"v_transpose", ceil_div(Nk, 64) * ceil_div(d, 64), 0.0, 0.0, Nk * d * e,
+                 {sread("V", Heads::kv, Nk, d, e), swrite("Vt", Heads::kv, Nk, d, e)},
+                 /*over_kv_heads=*/true};
+  c.plan.kernels.push_back(stream(k));
+  return "Vt";
+}
+
+// ---------------------------------------------------------------------------------------------
 // fa2: Q blocks outer, one CTA each; K_j, V_j streamed through LDS; O_i, m_i, l_i in registers.
 // Per head, --no-l2: Q Nd + K, V 2 Tr Nd + O Nd (elements) + LSE N (fp32).
 // ---------------------------------------------------------------------------------------------
-TiledKernel fa2_fwd_kernel(const Ctx& c, std::string name, int64_t splits, bool partial) {
+TiledKernel fa2_fwd_kernel(const Ctx& c, std::string name, int64_t splits, bool partial,
+                           const std::string& v_name = "V") {
   const int64_t d = c.d, e = c.e, Br = c.t.Br, Bc = c.t.Bc;
   TiledKernel k;
   k.name = std::move(name);
@@ -151,9 +172,9 @@ TiledKernel fa2_fwd_kernel(const Ctx& c, std::string name, int64_t splits, bool 
   k.other_per_row_d_outer = 1.0;   // O_i /= l_i
   k.accesses = {outer_read("Q", Heads::q, d, e, c.t.q_in_registers ? 0 : 1),  // HBM read: Q_i once per CTA
                 inner_read("K", Heads::kv, d, e, 1),                           // HBM read: K_j per (i, j)
-                inner_read("V", Heads::kv, d, e, 1)};                          // HBM read: V_j per (i, j)
+                inner_read(v_name, Heads::kv, d, e, 1)};                       // HBM read: V_j (or V^T_j) per (i, j)
   if (!partial) {
-    k.accesses.push_back(outer_write("O", d, e));         // HBM write: O_i once
+    k.accesses.push_back(outer_write("O", d, c.eo));      // HBM write: O_i once (output dtype)
     k.accesses.push_back(outer_write("LSE", 1, 4));       // HBM write: LSE_i once (fp32)
   } else {
     k.accesses.push_back(outer_write("O_partial", d, 4, true));   // per split, fp32
@@ -173,10 +194,10 @@ TiledKernel fa2_fwd_kernel(const Ctx& c, std::string name, int64_t splits, bool 
 // O write Nd) elements + Tc (m, l read 2N + write 2N) fp32.
 // ---------------------------------------------------------------------------------------------
 void fa1_fwd(Ctx& c) {
-  const int64_t Nq = c.Nq, d = c.d, e = c.e, Br = c.t.Br, Bc = c.t.Bc;
+  const int64_t Nq = c.Nq, d = c.d, e = c.e, eo = c.eo, Br = c.t.Br, Bc = c.t.Bc;
   c.plan.kernels.push_back(stream(StreamKernel{
       "fa1_init", ceil_div(Nq, Br), 0.0, 0.0, 0,
-      {swrite("O", Heads::q, Nq, d, e), swrite("m", Heads::q, Nq, 1, 4), swrite("l", Heads::q, Nq, 1, 4)}}));
+      {swrite("O", Heads::q, Nq, d, eo), swrite("m", Heads::q, Nq, 1, 4), swrite("l", Heads::q, Nq, 1, 4)}}));
   TiledKernel k;
   k.name = "fa1_fwd";
   k.outer_is_q = false;
@@ -187,10 +208,10 @@ void fa1_fwd(Ctx& c) {
   k.accesses = {outer_read("K", Heads::kv, d, e, 1),   // HBM read: K_j once per j
                 outer_read("V", Heads::kv, d, e, 1),   // HBM read: V_j once per j
                 inner_read("Q", Heads::q, d, e, 1),    // HBM read: Q_i per (j, i)
-                inner_read("O", Heads::q, d, e),       // HBM read: O_i per (j, i)
+                inner_read("O", Heads::q, d, eo),      // HBM read: O_i per (j, i)
                 inner_read("m", Heads::q, 1, 4),
                 inner_read("l", Heads::q, 1, 4),
-                inner_write("O", d, e),                // HBM write: O_i per (j, i)
+                inner_write("O", d, eo),               // HBM write: O_i per (j, i)
                 inner_write("m", 1, 4),
                 inner_write("l", 1, 4)};
   if (c.t.p_through_lds) k.lds_intermediates.push_back({"P", e, 1});
@@ -204,14 +225,15 @@ void fa1_fwd(Ctx& c) {
 // then a combine kernel. Per head, --no-l2: Q S Nd... see README (Q is read once per split).
 // ---------------------------------------------------------------------------------------------
 void splitkv_fwd(Ctx& c) {
-  const int64_t Nq = c.Nq, d = c.d, e = c.e, S = c.t.splits;
-  c.plan.kernels.push_back(tiled(fa2_fwd_kernel(c, "splitkv_fwd", S, true)));
+  const int64_t Nq = c.Nq, d = c.d, S = c.t.splits;
+  const std::string v_name = v_transpose_pass(c);
+  c.plan.kernels.push_back(tiled(fa2_fwd_kernel(c, "splitkv_fwd", S, true, v_name)));
   const double rows = static_cast<double>(Nq);
   c.plan.kernels.push_back(stream(StreamKernel{
       "splitkv_combine", ceil_div(Nq, c.t.Br), 0.0,
       rows * static_cast<double>(S) * (2.0 * static_cast<double>(d) + 3.0), 0,
       {sread("O_partial", Heads::q, S * Nq, d, 4), sread("LSE_partial", Heads::q, S * Nq, 1, 4),
-       swrite("O", Heads::q, Nq, d, e), swrite("LSE", Heads::q, Nq, 1, 4)}}));
+       swrite("O", Heads::q, Nq, d, c.eo), swrite("LSE", Heads::q, Nq, 1, 4)}}));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -307,7 +329,10 @@ void build_fa1(Ctx& c, bool fwd, bool bwd) {
   if (bwd) flash_bwd(c, /*fa1=*/true);
 }
 void build_fa2(Ctx& c, bool fwd, bool bwd) {
-  if (fwd) c.plan.kernels.push_back(tiled(fa2_fwd_kernel(c, "fa2_fwd", 1, false)));
+  if (fwd) {
+    const std::string v_name = v_transpose_pass(c);
+    c.plan.kernels.push_back(tiled(fa2_fwd_kernel(c, "fa2_fwd", 1, false, v_name)));
+  }
   if (bwd) flash_bwd(c, false);
 }
 void build_splitkv(Ctx& c, bool fwd, bool bwd) {
@@ -334,7 +359,7 @@ Tiling kernel_tiling(const Tiling& t, const TiledKernel& k) {
 
 Plan build_plan(const AttnProblem& p, const Tiling& t, const Options& o) {
   Ctx c{p, t, o, p.seqlen_q, p.seqlen_k, p.head_dim, static_cast<int64_t>(dtype_bytes(p.dtype)),
-        p.heads_q != p.heads_kv, {}};
+        static_cast<int64_t>(dtype_bytes(p.output_dtype())), p.heads_q != p.heads_kv, {}};
   const StrategyInfo& info = strategy_info(t.strategy);
   if (!info.takes_unfused_passes && (o.mask_tensor || o.dropout > 0.0))
     throw SimError(fmt::format("--mask and --dropout model the unfused passes of the {} "
@@ -344,6 +369,9 @@ Plan build_plan(const AttnProblem& p, const Tiling& t, const Options& o) {
                                strategy_names(" or ", [](const StrategyInfo& i) { return i.takes_unfused_passes; })));
   if (!info.supports(o.pass))
     throw SimError(fmt::format("strategy {} does not model pass {}", info.name, pass_name(o.pass)));
+  if (t.design.v_transpose_pass && info.loop_order != LoopOrder::q_outer)
+    throw SimError(fmt::format("design part vt-pass (a V transpose pass before a Q-outer forward) applies to the "
+                               "Q-outer strategies only (got strategy {})", info.name));
   kBuilders[static_cast<size_t>(t.strategy)](c, o.pass != Pass::bwd, o.pass != Pass::fwd);
   return std::move(c.plan);
 }

@@ -18,6 +18,11 @@
 //   flops_convention       matrix FLOPs of a non-causal problem equal flops.hpp's convention
 //                          (x2.5 backward, x3.5 forward+backward; standard's backward x2.0)
 //   fitted_exponents       (unit) log-log slopes: standard ~ N^2, FlashAttention ~ N^2 d^2 / M
+//   fp8                    an FP8 forward reads exactly half the bf16 problem's Q, K, V bytes (every
+//                          strategy, no-L2 and compulsory) and writes the same bf16 O; its ceiling
+//                          uses the machine's matrix_fp8 rate; a machine without one and an FP8
+//                          backward are refused; the V transpose pass (design vt-pass) adds exactly
+//                          2 B Hkv Nk d e bytes and one launch
 // Each property prints `property NAME: N cases passed`.
 #include <cmath>
 #include <cstdio>
@@ -703,6 +708,159 @@ void edge_cases() {
   std::filesystem::remove_all(dir);
 }
 
+
+// ------------------------------------------------------------------------------------------------
+// FP8 problems: element size 1 for Q, K, V (and standard's P), O in the output dtype (bf16 here),
+// the matrix_fp8 rate, refusals, and the V transpose pass.
+// ------------------------------------------------------------------------------------------------
+
+// Bytes of tensor `name` summed over the kernels of `r` (reads or writes; no-L2 or compulsory).
+int64_t tensor_bytes(const sim::Result& r, const std::string& name, bool write, bool compulsory) {
+  int64_t b = 0;
+  for (const auto& k : r.kernels)
+    for (const auto& tt : k.tensors)
+      if (tt.tensor == name) {
+        const sim::Traffic& x = compulsory ? tt.hbm_compulsory : tt.hbm_no_l2;
+        b += write ? x.write : x.read;
+      }
+  return b;
+}
+
+void fp8() {
+  AttnProblem bf = *gen_small_problem(600);
+  bf.dtype = DType::bf16;
+  AttnProblem f8 = bf;
+  f8.dtype = *rc::gen::element(DType::fp8_e4m3, DType::fp8_e5m2);  // fp8.out stays bf16
+  const auto& cat = catalog();
+  const sim::Machine& m = sim::find_machine(cat, *rc::gen::element<std::string>("h100", "h200", "mi300x"));
+  sim::Tiling t;
+  t.strategy = gen_strategy();
+  t.Br = *rc::gen::element<int64_t>(16, 32, 64, 128);
+  t.Bc = *rc::gen::element<int64_t>(16, 32, 64, 128);
+  t.splits = takes_splits(t.strategy) ? *rc::gen::inRange<int64_t>(1, 9) : 1;
+  t.grid_order = gen_grid_order();
+  t.design.v_transpose_pass = sim::loop_order(t.strategy) == sim::LoopOrder::q_outer && *rc::gen::arbitrary<bool>();
+  sim::Options o;  // forward
+  o.no_l2 = *rc::gen::arbitrary<bool>();
+  RC_TAG(sim::strategy_name(t.strategy));
+  const sim::Result rb = sim::simulate_unchecked(bf, m, t, o);
+  const sim::Result r8 = sim::simulate_unchecked(f8, m, t, o);
+  const std::string where = show(f8, t, o.pass) + " on " + m.name + (t.design.v_transpose_pass ? " vt-pass" : "");
+  for (const char* name : {"Q", "K", "V", "Vt"})
+    for (bool comp : {false, true}) {
+      const int64_t b16 = tensor_bytes(rb, name, false, comp), b8 = tensor_bytes(r8, name, false, comp);
+      if (2 * b8 != b16) RC_FAIL(fmt::format("{} read ({}): fp8 {} B, bf16 {} B: not half ({})", name,
+                                             comp ? "compulsory" : "no-L2", b8, b16, where));
+    }
+  if (tensor_bytes(r8, "O", true, false) != tensor_bytes(rb, "O", true, false))
+    RC_FAIL(fmt::format("O written in bf16 by both: fp8 {} B, bf16 {} B ({})", tensor_bytes(r8, "O", true, false),
+                        tensor_bytes(rb, "O", true, false), where));
+  // Problem level: the compulsory inputs halve, the outputs (O, LSE) stay.
+  RC_ASSERT(2 * r8.hbm_compulsory.read == rb.hbm_compulsory.read);
+  RC_ASSERT(r8.hbm_compulsory.write == rb.hbm_compulsory.write);
+  RC_ASSERT(r8.matrix_flops == rb.matrix_flops);
+  // The ceiling: every kernel's compute time is its matrix FLOPs at matrix_fp8 (no measured FP8
+  // rate in the catalog) and its other FLOPs at vector_fp32, over the wave efficiency.
+  RC_ASSERT(m.matrix_fp8.has_value() && !m.measured_matrix_fp8.has_value());
+  for (const auto& k : r8.kernels) {
+    const double want = (k.matrix_flops / m.matrix_fp8->value + k.other_flops / m.vector_fp32.value) /
+                        (k.wave_efficiency > 0.0 ? k.wave_efficiency : 1.0);
+    if (std::abs(k.t_compute_s - want) > 1e-12 * want + 1e-18)
+      RC_FAIL(fmt::format("kernel {}: ceiling compute {} s, matrix_fp8 gives {} s ({})", k.name, k.t_compute_s, want,
+                          where));
+  }
+  // The V transpose pass: 2 B Hkv Nk d e bytes (e = 1) more than without it, at every level, and
+  // one more kernel (its launch).
+  if (t.design.v_transpose_pass) {
+    sim::Tiling nt = t;
+    nt.design.v_transpose_pass = false;
+    const sim::Result rn = sim::simulate_unchecked(f8, m, nt, o);
+    const int64_t extra = 2 * f8.batch * f8.heads_kv * f8.seqlen_k * f8.head_dim;
+    RC_ASSERT(r8.kernels.size() == rn.kernels.size() + 1);
+    RC_ASSERT(r8.kernels.front().name == std::string("v_transpose"));
+    if (r8.hbm_no_l2.total() != rn.hbm_no_l2.total() + extra || r8.hbm.total() != rn.hbm.total() + extra ||
+        r8.hbm_compulsory.total() != rn.hbm_compulsory.total())
+      RC_FAIL(fmt::format("vt-pass: HBM {} (no-L2 {}) vs {} ({}) without it, expected +{} ({})", r8.hbm.total(),
+                          r8.hbm_no_l2.total(), rn.hbm.total(), rn.hbm_no_l2.total(), extra, where));
+    RC_ASSERT(r8.time_s >= rn.time_s + m.launch_overhead_s.value * (1 - 1e-12));
+    // V^T (B Hkv Nk d bytes) is live from the pass to the main kernel: the peak grows by at most it.
+    RC_ASSERT(r8.extra_memory_bytes >= std::max(rn.extra_memory_bytes, extra / 2));
+    RC_ASSERT(r8.extra_memory_bytes <= rn.extra_memory_bytes + extra / 2);
+  }
+}
+
+// The unit part: a GPU without FP8 matrix units refuses, naming itself; an FP8 backward is
+// refused; vt-pass parses, prints back and is refused outside the Q-outer strategies; the FP8
+// ceiling on a compute-bound problem is about bf16's over matrix_fp8 / matrix_bf16.
+void fp8_refusals() {
+  const auto& cat = catalog();
+  AttnProblem p;
+  p.dtype = DType::fp8_e4m3;
+  p.seqlen_q = p.seqlen_k = 1024;
+  p.head_dim = 128;
+  sim::Tiling t;
+  for (const char* name : {"a100-80gb", "rtx3090", "mi210", "mi250x"}) {
+    const sim::Machine& m = sim::find_machine(cat, name);
+    RC_ASSERT(!m.matrix_fp8.has_value());
+    std::string msg;
+    try {
+      (void)sim::simulate(p, m, t, {});
+    } catch (const sim::SimError& e) {
+      msg = e.what();
+    }
+    if (msg.find(name) == std::string::npos || msg.find("FP8") == std::string::npos || msg.find('\n') != std::string::npos)
+      RC_FAIL(fmt::format("{}: an FP8 problem gave '{}', not a one-line refusal naming the machine", name, msg));
+  }
+  for (const char* name : {"h100", "h200", "mi300x"}) RC_ASSERT(sim::find_machine(cat, name).matrix_fp8.has_value());
+  const sim::Machine& h100 = sim::find_machine(cat, "h100");
+  for (Pass pass : {Pass::bwd, Pass::fwdbwd}) {
+    sim::Options o;
+    o.pass = pass;
+    bool threw = false;
+    try { (void)sim::simulate(p, h100, t, o); } catch (const sim::SimError&) { threw = true; }
+    RC_ASSERT(threw);
+  }
+  const auto d = sim::parse_design("wgmma/intra-warpgroup/fragments/vt-pass");
+  RC_ASSERT(d.has_value() && d->v_transpose_pass && d->dq_pass.Br == 0);
+  RC_ASSERT(sim::design_name(*d) == std::string("wgmma/intra-warpgroup/fragments/vt-pass"));
+  const auto d2 = sim::parse_design("mma_sync/none/fragments/dq=qblock_major_rev,64x32/vt-pass");
+  RC_ASSERT(d2.has_value() && d2->v_transpose_pass && d2->dq_pass.Br == 64);
+  RC_ASSERT(sim::parse_design(sim::design_name(*d2)).has_value());
+  for (const char* bad : {"wgmma/none/fragments/vt-pass/vt-pass", "wgmma/none/fragments/vt", "wgmma/none/vt-pass"})
+    RC_ASSERT(!sim::parse_design(bad).has_value());
+  sim::Tiling tv;
+  tv.design = *d;
+  for (Strategy s : {Strategy::standard, Strategy::fa1}) {
+    tv.strategy = s;
+    bool threw = false;
+    try { (void)sim::simulate_unchecked(p, h100, tv, {}); } catch (const sim::SimError&) { threw = true; }
+    RC_ASSERT(threw);
+  }
+  // Compute-bound (N = 16k, d = 128, 16 heads, 128 x 128), datasheet rates: the main kernel's
+  // matrix part of the ceiling (compute time less the softmax's fp32 part, which FP8 leaves as it
+  // is) is bf16's over matrix_fp8 / matrix_bf16 (2x on the H100), and the kernel is compute bound.
+  p.seqlen_q = p.seqlen_k = 16384;
+  p.heads_q = p.heads_kv = 16;
+  sim::Tiling big;
+  big.Br = big.Bc = 128;
+  sim::Options ds;
+  ds.measured_ceilings = false;
+  AttnProblem pb = p;
+  pb.dtype = DType::bf16;
+  const sim::Result r8 = sim::simulate(p, h100, big, ds), r16 = sim::simulate(pb, h100, big, ds);
+  auto matrix_part = [&](const sim::KernelResult& k) {
+    return k.t_compute_s * k.wave_efficiency - k.other_flops / h100.vector_fp32.value;
+  };
+  const sim::KernelResult &k8 = r8.kernels.at(0), &k16 = r16.kernels.at(0);
+  const double want = h100.matrix_fp8->value / h100.matrix_bf16.value, got = matrix_part(k16) / matrix_part(k8);
+  fmt::print("fp8 on the H100 (N=16k d=128 H=16, 128x128, datasheet): ceiling fp8 {:.1f} us, bf16 {:.1f} us "
+             "(x{:.3f}); matrix part x{:.4f} (matrix_fp8 / matrix_bf16 = {:.4f})\n", r8.ceiling_time_s * 1e6,
+             r16.ceiling_time_s * 1e6, r16.ceiling_time_s / r8.ceiling_time_s, got, want);
+  RC_ASSERT(k8.bound == std::string("compute") && k16.bound == std::string("compute"));
+  RC_ASSERT(std::abs(got - want) < 1e-9 * want);
+  RC_ASSERT(r8.ceiling_time_s < r16.ceiling_time_s && r8.time_s < r16.time_s);
+}
+
 }  // namespace
 
 int main() {
@@ -716,5 +874,7 @@ int main() {
       {"flops_convention", 500, flops_convention},
       {"fitted_exponents", 1, fitted_exponents},
       {"edge_cases", 1, edge_cases},
+      {"fp8", 300, fp8},
+      {"fp8_refusals", 1, fp8_refusals},
   });
 }
