@@ -19,6 +19,8 @@ written here fails the suite):
   model_vs_h200_memory.csv  one row per measured forward+backward: measured peak extra memory and the
                             model's extra_memory_bytes (`--pass fwdbwd`, standard for math, fa2 for
                             flash with the searched tile).
+A measured row's K/V heads are its `heads_kv` column where it has one (GQA rows), else its heads (every
+input above is multi-head; the outputs then have no heads_kv column).
 """
 import argparse
 import csv
@@ -28,7 +30,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from derived import derived_csv, run_cli  # noqa: E402
+from derived import derived_csv, heads_args, heads_kv, run_cli  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The measured inputs (committed H200 runs, experiments/results/h200/<tag>/), by the label their
@@ -51,9 +53,10 @@ def read_measured(path):
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
-def simulate(ioattn, strategy, n, b, h, d, causal, pass_="fwd", tile=None, no_l2=False):
+def simulate(ioattn, strategy, n, b, h, d, causal, pass_="fwd", tile=None, no_l2=False, hkv=None):
+    """The model's JSON for one measured problem; hkv: its K/V heads (None: h, multi-head)."""
     cmd = [ioattn, "simulate", "--machine", "h200", "--strategy", strategy, "--pass", pass_, "--seqlen", str(n),
-           "--batch", str(b), "--heads", str(h), "--head-dim", str(d), "--dtype", "bf16", "--json"]
+           "--batch", str(b), *heads_args(h, hkv or h), "--head-dim", str(d), "--dtype", "bf16", "--json"]
     if tile:
         cmd += ["--br", str(tile[0]), "--bc", str(tile[1])]
     if causal:
@@ -70,6 +73,7 @@ def dram_rows(ioattn):
     for path in DRAM_INPUTS:
         for r in read_measured(path):
             n, b, h, d, c = (int(x) for x in re.match(r"n(\d+)_b(\d+)_h(\d+)_d(\d+)_c(\d)", r["config"]).groups())
+            hkv = heads_kv(dict(r, heads=h))  # the row's heads_kv where it has one (GQA), else h
             backend = r.get("backend", "flash")
             kernel = r.get("kernel") or r.get("first_kernel", "")
             tile = None
@@ -79,8 +83,8 @@ def dram_rows(ioattn):
                 if d_t != d:
                     sys.exit(f"compare_l2.py: {path} {r['config']}: kernel head dim {d_t} != {d}")
                 tile = (br, bc)
-            m = simulate(ioattn, STRATEGY[backend], n, b, h, d, c, tile=tile)
-            z = simulate(ioattn, STRATEGY[backend], n, b, h, d, c, tile=tile, no_l2=True)
+            m = simulate(ioattn, STRATEGY[backend], n, b, h, d, c, tile=tile, hkv=hkv)
+            z = simulate(ioattn, STRATEGY[backend], n, b, h, d, c, tile=tile, no_l2=True, hkv=hkv)
             rows.append(dict(source=path, config=r["config"], backend=backend, strategy=STRATEGY[backend],
                              Br=tile[0] if tile else "", Bc=tile[1] if tile else "", seqlen=n, batch=b, heads=h,
                              head_dim=d, causal=c, compulsory_read_bytes=m["hbm_compulsory"]["read"],
@@ -99,7 +103,7 @@ def memory_rows(ioattn):
     rows = []
     for r in read_measured(MEMORY_INPUT):
         be, n, h, d = r["backend"], int(r["seqlen"]), int(r["heads"]), int(r["head_dim"])
-        m = simulate(ioattn, STRATEGY[be], n, int(r["batch"]), h, d, int(r["causal"]), pass_="fwdbwd")
+        m = simulate(ioattn, STRATEGY[be], n, int(r["batch"]), h, d, int(r["causal"]), pass_="fwdbwd", hkv=heads_kv(r))
         rows.append(dict(source=MEMORY_INPUT, backend=be, strategy=STRATEGY[be], batch=r["batch"], heads=h,
                          seqlen=n, head_dim=d, measured_peak_extra_bytes=int(r["peak_extra_bytes"]),
                          model_extra_memory_bytes=m["extra_memory_bytes"]))

@@ -4,6 +4,8 @@ line naming the command that writes it, then the rows) and a generated block of 
     derived_csv("python3 simulator/validate/claims.py --ioattn <build>/apps/ioattn", rows) -> text
     replace_block(text, begin, end, body, who) -> text with body between the markers
     run_cli(cmd, who) -> the stdout of `ioattn ...` (exits naming `who` and the command on failure)
+    heads_kv(row) -> a measured row's K/V heads (its heads_kv column; heads where absent, as in old CSVs)
+    heads_args(heads, heads_kv) -> the CLI's head flags for that problem
 """
 import csv
 import io
@@ -38,3 +40,18 @@ def run_cli(cmd, who):
     if res.returncode != 0:
         sys.exit(f"{who}: {' '.join(cmd)} failed: {res.stderr.strip()}")
     return res.stdout
+
+
+def heads_kv(row):
+    """K/V heads of a measured row (bench.csv, ncu.csv, the SDPA anchors): its heads_kv column, which
+    bench_sdpa.py and ncu_collect.py append for GQA/MQA rows, or its heads where the column is absent
+    or empty (every CSV written before the column existed is multi-head)."""
+    return int(row.get("heads_kv") or row["heads"])
+
+
+def heads_args(heads, kv_heads):
+    """`ioattn simulate`'s head flags: --heads H for MHA (H query and H K/V heads), --heads-q H
+    --heads-kv HKV for GQA/MQA (--heads alone sets both)."""
+    if int(kv_heads) == int(heads):
+        return ["--heads", str(heads)]
+    return ["--heads-q", str(heads), "--heads-kv", str(kv_heads)]

@@ -17,11 +17,15 @@ Points (measured, committed, never edited):
 Each point is modeled by `ioattn simulate`: an ioattn row with `--kernel NAME` (strategy and pipeline
 design from the registry, kernels/design.hpp) and the row's tile, occupancy and grid order; an SDPA
 row with `--design mma_sync/none/fragments` (FlashAttention-2: mma.sync, softmax after both matmuls
-of a tile, ldmatrix) and the tile of its kernel traits.
+of a tile, ldmatrix) and the tile of its kernel traits. A point's heads are the row's query heads
+`heads` and K/V heads `heads_kv` (the column bench_sdpa.py and ncu_collect.py append; absent or empty
+in the older CSVs, which are multi-head: heads_kv = heads); a GQA point is modeled with
+--heads-q/--heads-kv, joins its ncu row on both, and is its own shape (it is never a training shape's
+repeat). The CSV carries both columns.
 
 Calibration and validation are kept apart:
   TRAINING   fp16 rows, non-causal, N in TRAIN_N, both head dims, every impl (16 points)
-  HELD-OUT   every other point whose (impl, d, causal, N) is not a training shape (bf16 bench rows,
+  HELD-OUT   every other point whose (impl, d, causal, N, heads / heads_kv) is not a training shape (bf16 bench rows,
              causal rows, the other N, SDPA's ncu rows up to N = 256k and d = 256)
 Only the calibrated_* entries of machines/h200.json are fitted (CALIBRATED: parameters no datasheet
 gives), on TRAINING only, by minimizing the mean |log(model / measured)| time error with a coordinate
@@ -49,7 +53,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from derived import derived_csv, replace_block, run_cli  # noqa: E402
+from derived import derived_csv, heads_args, heads_kv, replace_block, run_cli  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -103,7 +107,8 @@ def read_csv(path):
 
 
 def shape_key(p):
-    return (p["impl"], p["head_dim"], p["causal"], p["seqlen"])
+    # A GQA point (heads_q / heads_kv > 1) is another shape than the MHA training point of its N and d.
+    return (p["impl"], p["head_dim"], p["causal"], p["seqlen"], p["heads"] // p["heads_kv"])
 
 
 def bench_points(role="bench", impls=FAST_IMPLS, pass_="fwd"):
@@ -114,9 +119,10 @@ def bench_points(role="bench", impls=FAST_IMPLS, pass_="fwd"):
             if r["impl"] not in impls or r.get("status", "ok") != "ok" or r.get("pass", "fwd") != pass_:
                 continue
             key = (r["impl"], r["dtype"], int(r["head_dim"]), int(r["causal"]), int(r["seqlen"]), int(r["batch"]),
-                   int(r["heads"]))
+                   int(r["heads"]), heads_kv(r))
             p = pts.setdefault(key, dict(impl=r["impl"], dtype=r["dtype"], head_dim=key[2], causal=key[3],
-                                         seqlen=key[4], batch=key[5], heads=key[6], ms=[], source=rel(path),
+                                         seqlen=key[4], batch=key[5], heads=key[6], heads_kv=key[7], ms=[],
+                                         source=rel(path),
                                          timing="bench", br=r["br"], bc=r["bc"], ctas=r["ctas_per_sm"],
                                          order=BWD_ORDER.get(r["grid_order"], r["grid_order"]), pass_=pass_))
             p["ms"].append(float(r["ms"]))
@@ -147,14 +153,15 @@ def ncu_points():
                 continue
             n, b, h, d, c = (int(x) for x in re.match(r"n(\d+)_b(\d+)_h(\d+)_d(\d+)_c(\d)", r["config"]).groups())
             out.append(dict(impl="sdpa:flash", dtype="bf16", head_dim=d, causal=c, seqlen=n, batch=b, heads=h,
-                            measured_s=int(r["gpu_time_ns"]) / 1e9, source=path, timing="ncu",
+                            heads_kv=heads_kv(dict(r, heads=h)), measured_s=int(r["gpu_time_ns"]) / 1e9, source=path, timing="ncu",
                             measured_read=int(r["dram_read_bytes"]), br="", bc="", ctas="", order="", pass_="fwd"))
     return out
 
 
 def ioattn_ncu():
-    """(impl, pass, dtype, d, causal, N, batch, heads) -> the row of the CANONICAL ncu runs (forward
-    rows of FAST_IMPLS, backward rows of FAST_BWD; a row's pass is `fwd` where the column is absent)."""
+    """(impl, pass, dtype, d, causal, N, batch, heads, heads_kv) -> the row of the CANONICAL ncu runs
+    (forward rows of FAST_IMPLS, backward rows of FAST_BWD; a row's pass is `fwd` where the column is
+    absent, its heads_kv its heads)."""
     out = {}
     for tag in canonical("ncu"):
         for r in read_csv(os.path.join(H200, tag, "ncu.csv")):
@@ -162,13 +169,14 @@ def ioattn_ncu():
             if ((pass_ == "fwd" and r["impl"] in FAST_IMPLS) or (pass_ == "bwd" and r["impl"] in FAST_BWD)) \
                     and r.get("dram_read_bytes"):
                 key = (r["impl"], pass_, r["dtype"], int(r["head_dim"]), int(r["causal"]), int(r["seqlen"]),
-                       int(r["batch"]), int(r["heads"]))
+                       int(r["batch"]), int(r["heads"]), heads_kv(r))
                 out.setdefault(key, dict(r, source=rel(os.path.join(H200, tag, "ncu.csv"))))
     return out
 
 
 def point_key(p):
-    return (p["impl"], p["pass_"], p["dtype"], p["head_dim"], p["causal"], p["seqlen"], p["batch"], p["heads"])
+    return (p["impl"], p["pass_"], p["dtype"], p["head_dim"], p["causal"], p["seqlen"], p["batch"], p["heads"],
+            p["heads_kv"])
 
 
 def ncu_bwd_points(ncu, have):
@@ -180,7 +188,7 @@ def ncu_bwd_points(ncu, have):
         if key[1] != "bwd" or key in have:
             continue
         out.append(dict(impl=key[0], dtype=key[2], head_dim=key[3], causal=key[4], seqlen=key[5], batch=key[6],
-                        heads=key[7], measured_s=float(r["gpu_time_ms"]) / 1e3, source=r["source"], timing="ncu",
+                        heads=key[7], heads_kv=key[8], measured_s=float(r["gpu_time_ms"]) / 1e3, source=r["source"], timing="ncu",
                         measured_read=int(float(r["dram_read_bytes"])), read_source=r["source"], br=r["br"],
                         bc=r["bc"], ctas=r["ctas_per_sm"], order=BWD_ORDER.get(r["grid_order"], r["grid_order"]),
                         pass_="bwd"))
@@ -216,7 +224,7 @@ def points():
 
 def command(ioattn, p, catalog):
     cmd = [ioattn, "simulate", "--machine", "h200", "--strategy", "fa2", "--seqlen", str(p["seqlen"]),
-           "--batch", str(p["batch"]), "--heads", str(p["heads"]), "--head-dim", str(p["head_dim"]),
+           "--batch", str(p["batch"]), *heads_args(p["heads"], p["heads_kv"]), "--head-dim", str(p["head_dim"]),
            "--dtype", p["dtype"], "--br", str(p["br"]), "--bc", str(p["bc"]), "--pass", p["pass_"], "--json"]
     if catalog:
         cmd += ["--catalog", catalog]
@@ -323,7 +331,8 @@ def rows(ioattn):
         t = m["expected_terms"]
         out.append(dict(
             set=p["set"], impl=p["impl"], pass_=p["pass_"], design=m["tiling"]["design"], dtype=p["dtype"], head_dim=p["head_dim"],
-            causal=p["causal"], seqlen=p["seqlen"], batch=p["batch"], heads=p["heads"], Br=p["br"], Bc=p["bc"],
+            causal=p["causal"], seqlen=p["seqlen"], batch=p["batch"], heads=p["heads"], heads_kv=p["heads_kv"],
+            Br=p["br"], Bc=p["bc"],
             ctas_per_cu=m["tiling"]["ctas_per_cu"], grid_order=p["order"] or "bh_major", timing=p["timing"],
             measured_time_s=f"{p['measured_s']:.6g}", expected_time_s=f"{m['time_s']:.6g}",
             ceiling_time_s=f"{m['ceiling_time_s']:.6g}", expected_error_pct=f"{err:.1f}",
