@@ -210,8 +210,8 @@ enum class GridOrder { bh_major, bh_major_splits, qblock_major, qblock_major_rev
 std::string_view grid_order_name(GridOrder g);
 std::optional<GridOrder> parse_grid_order(std::string_view s);
 
-// The kernel's pipeline design, which the expected time (not the traffic, except DqPass and the
-// scalar LDS design's staggered co-resident CTAs) depends on. The registry's variants have it as
+// The kernel's pipeline design, which the expected time (not the traffic, except DqPass, the V
+// transpose pass and the scalar LDS design's staggered co-resident CTAs) depends on. The registry's variants have it as
 // one string per name in kernels/design.hpp ("instr/overlap/lds[/dq=...]", parse_design); the
 // registry lines (IOATTN_LADDER, bwd_registry.cpp) carry no design column.
 //   MatrixInstr  the matrix instruction: its shape sets the tile padding and its loop the issue
