@@ -40,8 +40,10 @@ from typing import Iterable
 
 REPO = Path(__file__).resolve().parent.parent
 # role -> the file of a results folder that the role reads.
+# fast: the forward benchmark of the newest fast rungs against the peers (issue 13), kept apart
+# from bench (the whole ladder in one run) until one run has every rung.
 ROLE_FILES = {"bench": "bench.csv", "ncu": "ncu.csv", "tiles": "tiles.csv", "bwd": "bench.csv",
-              "train": "train_gpt.json"}
+              "train": "train_gpt.json", "fast": "bench.csv"}
 ROLES = tuple(ROLE_FILES)
 
 # ------------------------------------------------------------------------------ generic layout

@@ -54,7 +54,8 @@
 // a page; a tile's keys may span several), with no page-granular fast path (not tuned). Built for
 // the overlapping configurations (the listed --br/--bc tiles); the kOverlap = 0 tuning
 // configurations refuse non-dense problems.
-// Varlen/paged: compiled, not yet run on a GPU.
+// Varlen/paged: pass the GPU suite's packed/paged properties and both sanitizers on the H200
+// (experiments/results/h200/2026-12-01_f13273b_newkernels); not benchmarked yet.
 // Varlen: ioattn run --kernel v06_fa2_wgmma --seqlens-q 1000,0,1,513 --seqlens-k 1000,7,1,2000 --heads-q 8 --heads-kv 2 --head-dim 128 --dtype bf16 --causal --check
 #include <cmath>
 #include <cstdint>

@@ -392,6 +392,48 @@ def bwd_target(rows):
     return text
 
 
+def load_fast():
+    """Rows of the canonical `fast` folders (first listed wins a point), each with its folder's _tag."""
+    rows, seen = [], set()
+    for d in results_index.canonical().get("fast", []):
+        rs = [dict(r, _tag=os.path.basename(d)) for r in (read_csv(os.path.join(d, "bench.csv")) or [])]
+        key = lambda r: (r["impl"], r.get("pass") or "fwd", r["dtype"], r["head_dim"], r["causal"], r["seqlen"])  # noqa: E731
+        keys = {key(r) for r in rs}
+        rows += [r for r in rs if key(r) not in seen]
+        seen |= keys
+    return rows
+
+
+def fast_headline(rows, impl="ioattn:v08_fa3_warpspec"):
+    """One sentence for README.md: the fast rung against each peer of its run, per head dim, over
+    N >= 2k and at N < 2k (mean speedups; ranges over dtype and causality), and its peak."""
+    pts = bench_points(rows, "fwd")
+    if not pts:
+        return "no fast-forward benchmark is canonical"
+    parts = []
+    for d in sorted({k[1] for k in pts}, key=int):
+        per = []
+        for peer in ("sdpa:cudnn", "sdpa:flash", "peer:triton_fa2"):
+            lo_n, hi_n = [], []
+            for (dt, dd, c, n), v in pts.items():
+                if dd != d or impl not in v or peer not in v or tag_of(v[impl]) != tag_of(v[peer]):
+                    continue
+                m = ratio(v[impl], v[peer])[0]
+                if m is not None:
+                    (hi_n if n >= 2048 else lo_n).append(m)
+            if hi_n or lo_n:
+                per.append(f"{short(peer)} {rng(hi_n) if hi_n else '-'} ({rng(lo_n) if lo_n else '-'})")
+        tf = [(mean_of(v[impl], "tflops"), dt, c, n) for (dt, dd, c, n), v in pts.items() if dd == d and impl in v]
+        peak = max(tf) if tf else None
+        if per:
+            parts.append(f"d = {d}: vs " + ", ".join(per) +
+                         (f"; peak {peak[0]:.0f} TFLOP/s ({peak[1]}, {'causal' if int(peak[2]) else 'non-causal'}, "
+                          f"N = {nk(int(peak[3]))})" if peak else ""))
+    dirs = ", ".join(f"`{rel(d)}/`" for d in results_index.canonical().get("fast", []))
+    return (f"these speedups of {short(impl)} at N ≥ 2k (at N < 2k in parentheses): " + "; ".join(parts)
+            + f" ({dirs}; two samples, kernel time)")
+
+
 def last_line_with(path, needle):
     if not os.path.exists(path):
         return None
@@ -461,13 +503,14 @@ def main(argv):
     top_new = replace_inline(top_text, "h200_headline", headline(rows, bench_dirs), top)
     top_new = replace_inline(top_new, "bwd_headline", bwd_headline(brows, bdirs, summary, train_dir), top)
     top_new = replace_inline(top_new, "bwd_target", bwd_target(brows) if brows else "no backward benchmark is canonical", top)
+    top_new = replace_inline(top_new, "fast_headline", fast_headline(load_fast()), top)
     if check:
         bad = [f for f, a, b in ((readme, text, new), (top, top_text, top_new)) if a != b]
         for f in bad:
             print(f"FAIL: {f}: a generated block differs from the committed data (run experiments/gpu/readme_table.py)")
         if not bad:
             print(f"PASS: {readme} (MEASURED, PERF, CHECK, BWD_MEASURED, BWD_PERF, BWD_CHECK) and {top} "
-                  "(h200_headline, bwd_headline, bwd_target) match the canonical run")
+                  "(h200_headline, bwd_headline, bwd_target, fast_headline) match the canonical run")
         return 1 if bad else 0
     for f, a, b in ((readme, text, new), (top, top_text, top_new)):
         if a != b:
