@@ -35,7 +35,7 @@ inline constexpr VariantDesign kVariantDesigns[] = {
     {"v06_fa2_wgmma", "wgmma/intra-warpgroup/fragments"},  // wgmma; softmax of S_j under P_{j-1} V_{j-1}
     {"v08_fa3_warpspec", "wgmma/warp-specialized/fragments"},  // TMA producer warp, 2 consumer warpgroups in ping-pong, v06's overlap inside each
     {"v07_decode_splitkv", "mma_sync/none/fragments"},     // mma.sync decoding kernel (split-KV)
-    {"v09_fp8_wgmma", "wgmma/intra-warpgroup/fragments"},  // v06's loop on wgmma e4m3 (+ a V transpose pass)
+    {"v09_fp8_wgmma", "wgmma/intra-warpgroup/fragments/vt-pass"},  // v06's loop on wgmma e4m3, after its V transpose pass
     // The backward ladder (bwd_registry.cpp): the overlap of their softmax-gradient work with the
     // matrix units is not described in their headers, so none is modeled.
     {"bwd01_fa2_scalar", "fma/none/fragments"},               // scalar fp32
