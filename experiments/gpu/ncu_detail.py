@@ -16,27 +16,7 @@ import os
 import subprocess
 import sys
 
-SDPA_SNIPPET = r"""
-import sys, torch
-from torch.nn.attention import sdpa_kernel, SDPBackend
-b, n, h, d, backend, pass_ = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
-be = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}[backend]
-q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
-with sdpa_kernel(be):
-    o = torch.nn.functional.scaled_dot_product_attention(q, k, v)  # warm-up outside the profiled range
-    do = torch.randn_like(o)
-    o.backward(do)
-    torch.cuda.synchronize()
-    o = torch.nn.functional.scaled_dot_product_attention(q, k, v)
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStart()
-    if pass_ == "bwd":
-        o.backward(do)
-    else:
-        torch.nn.functional.scaled_dot_product_attention(q, k, v)
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStop()
-"""
+PEER_TARGET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "profile_one.py")
 
 
 def main(argv=None):
@@ -65,11 +45,12 @@ def main(argv=None):
             target = [args.ioattn, "run", *which, "--batch", str(b), "--heads", str(h), "--seqlen", str(n),
                       "--head-dim", str(d), "--dtype", "bf16", "--profile"]
             regex = args.kernel_regex
-        elif kind == "sdpa" and name in ("flash", "cudnn"):
-            target = [sys.executable, "-c", SDPA_SNIPPET, str(b), str(n), str(h), str(d), name, args.pass_]
+        elif impl in ("sdpa:flash", "sdpa:cudnn", "sdpa:efficient", "peer:triton_fa2"):  # peers/profile_one.py's
+            target = [sys.executable, PEER_TARGET, "--impl", impl, "--batch", str(b), "--heads", str(h),
+                      "--seqlen", str(n), "--head-dim", str(d), "--dtype", "bf16", "--pass", args.pass_]
             regex = ""
         else:
-            sys.exit(f"ncu_detail: unknown impl '{impl}' (ioattn:<variant>, sdpa:flash, sdpa:cudnn)")
+            sys.exit(f"ncu_detail: unknown impl '{impl}' (ioattn:<variant>, or a peer of peers/profile_one.py)")
         # Every kernel between cudaProfilerStart/Stop (a backward is 3-4 launches), or the regex's.
         base = ["ncu", "--clock-control", "none", "--profile-from-start", "off", "--set", "full"]
         if regex:

@@ -1,4 +1,5 @@
-"""One forward of a peer between cudaProfilerStart/Stop: the target ncu_collect.py profiles for peers.
+"""One forward (or backward) of a peer between cudaProfilerStart/Stop: the target ncu_collect.py and
+ncu_detail.py profile for peers.
 
     ncu --profile-from-start off ... python3 experiments/gpu/peers/profile_one.py --impl sdpa:flash \
         --batch 1 --heads-q 32 --heads-kv 8 --seqlen 16384 --head-dim 128 --dtype bf16 [--causal]
@@ -6,7 +7,8 @@
 The peer's counterpart of `ioattn run --kernel V ... --profile`: inputs as bench_sdpa.py makes them
 (q (B, N, Hq, d), k, v (B, N, Hkv, d), BSHD; SDPA gets the BHSD view of the same memory, with
 enable_gqa when Hkv < Hq), three warm-up calls outside the profiler range (module load, SDPA's
-backend choice, cuDNN's plan, the Triton peer's autotuning), then exactly one call inside it.
+backend choice, cuDNN's plan, the Triton peer's autotuning), then exactly one call inside it. --pass bwd (SDPA only): the forward runs in the warm-up and the
+profiled call is one backward of it (o.backward(dO)), so only the backward's kernels are in the range.
 Impls: sdpa:flash, sdpa:cudnn, sdpa:efficient, peer:triton_fa2. A peer that refuses the problem
 exits 2 with its one-line reason; --help works without torch.
 """
@@ -29,6 +31,7 @@ def parse(argv=None):
     ap.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--pass", dest="pass_", choices=["fwd", "bwd"], default="fwd")
     args = ap.parse_args(argv)
     args.heads_kv = args.heads_kv or args.heads
     if min(args.batch, args.heads, args.heads_kv, args.seqlen, args.head_dim) < 1 or args.heads % args.heads_kv:
@@ -52,18 +55,33 @@ def main(argv=None):
         import triton_fa2
         o, lse = torch.empty_like(q), torch.empty((b, h, n), device="cuda", dtype=torch.float32)
 
+        if args.pass_ == "bwd":
+            print("profile_one.py: peer:triton_fa2 refused: it has no backward", file=sys.stderr)
+            return 2
+
         def call():
             triton_fa2.forward(q, k, v, causal=args.causal, out=o, lse=lse)
         refused = (triton_fa2.Refused,)
     else:
         backend = {"sdpa:flash": SDPBackend.FLASH_ATTENTION, "sdpa:cudnn": SDPBackend.CUDNN_ATTENTION,
                    "sdpa:efficient": SDPBackend.EFFICIENT_ATTENTION}[args.impl]
+        if args.pass_ == "bwd":
+            for t in (q, k, v):
+                t.requires_grad_(True)
         qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
         gqa = dict(enable_gqa=True) if hkv != h else {}
 
-        def call():
+        def forward():
             with sdpa_kernel(backend):
-                F.scaled_dot_product_attention(qt, kt, vt, is_causal=args.causal, **gqa)
+                return F.scaled_dot_product_attention(qt, kt, vt, is_causal=args.causal, **gqa)
+        state = {}
+
+        def backward():  # the forward once (a warm-up call), then one backward of it per call
+            if "o" not in state:
+                state["o"] = forward()
+                state["do"] = torch.randn_like(state["o"])
+            state["o"].backward(state["do"], retain_graph=True)
+        call = backward if args.pass_ == "bwd" else forward
         refused = (RuntimeError,)
     try:
         for _ in range(max(1, args.warmup)):
@@ -76,7 +94,7 @@ def main(argv=None):
     call()
     torch.cuda.synchronize()
     torch.cuda.profiler.stop()
-    print(f"profiled one call of {args.impl} (B={b} N={n} Hq={h} Hkv={hkv} d={d} {args.dtype} causal={int(args.causal)})")
+    print(f"profiled one {args.pass_} call of {args.impl} (B={b} N={n} Hq={h} Hkv={hkv} d={d} {args.dtype} causal={int(args.causal)})")
     return 0
 
 
