@@ -67,19 +67,24 @@ def cell(samples):
     return f"{m:.1f} ±{spread(tf[0], tf[1]) * 100:.1f}%" if len(tf) >= 2 else f"{m:.1f}"
 
 
-def load_bwd():
-    """(bwd/fwdbwd rows of every canonical bwd folder, their folders, the training summary or None,
-    the training folder or None)."""
-    canon = results_index.canonical()
-    dirs = canon.get("bwd", [])
+def role_rows(dirs, keep=lambda r: True):
+    """bench.csv rows of a role's canonical folders, each with its folder as _tag (a ratio compares
+    rows of one folder only); a point measured in two folders: the first listed wins."""
     rows, seen = [], set()
-    for d in dirs:  # a point measured in two folders: the first listed wins
-        rs = [dict(r, _tag=os.path.basename(d)) for r in (read_csv(os.path.join(d, "bench.csv")) or [])
-              if row_pass(r) in ("bwd", "fwdbwd")]
+    for d in dirs:
+        rs = [dict(r, _tag=os.path.basename(d)) for r in (read_csv(os.path.join(d, "bench.csv")) or []) if keep(r)]
         key = lambda r: (r["impl"], row_pass(r), r["dtype"], r["head_dim"], r["causal"], r["seqlen"])  # noqa: E731
         keys = {key(r) for r in rs}
         rows += [r for r in rs if key(r) not in seen]
         seen |= keys
+    return rows
+
+
+def load_bwd():
+    """(bwd/fwdbwd rows of every canonical bwd folder, their folders, the training summary or None,
+    the training folder or None)."""
+    dirs = results_index.canonical().get("bwd", [])
+    rows = role_rows(dirs, lambda r: row_pass(r) in ("bwd", "fwdbwd"))
     summary, _, train_files = results_index.train_run()
     return rows, dirs, summary, (os.path.dirname(train_files[0]) if train_files else None)
 
@@ -88,13 +93,7 @@ def load():
     """(bench rows of every canonical bench folder, their folders, ncu rows, ncu folders)."""
     canon = results_index.canonical()
     bench_dirs, ncu_dirs = canon.get("bench", []), canon.get("ncu", [])
-    rows, seen = [], set()
-    for d in bench_dirs:  # a point measured in two folders: the first listed wins
-        rs = read_csv(os.path.join(d, "bench.csv")) or []
-        key = lambda r: (r["impl"], r.get("pass") or "fwd", r["dtype"], r["head_dim"], r["causal"], r["seqlen"])  # noqa: E731
-        keys = {key(r) for r in rs}
-        rows += [r for r in rs if key(r) not in seen]
-        seen |= keys
+    rows = role_rows(bench_dirs)
     ncu = [r for d in ncu_dirs for r in (read_csv(os.path.join(d, "ncu.csv")) or [])]
     if not rows:
         raise SystemExit("readme_table.py: the canonical run has no bench.csv (experiments/results/h200/CANONICAL)")
@@ -393,15 +392,8 @@ def bwd_target(rows):
 
 
 def load_fast():
-    """Rows of the canonical `fast` folders (first listed wins a point), each with its folder's _tag."""
-    rows, seen = [], set()
-    for d in results_index.canonical().get("fast", []):
-        rs = [dict(r, _tag=os.path.basename(d)) for r in (read_csv(os.path.join(d, "bench.csv")) or [])]
-        key = lambda r: (r["impl"], r.get("pass") or "fwd", r["dtype"], r["head_dim"], r["causal"], r["seqlen"])  # noqa: E731
-        keys = {key(r) for r in rs}
-        rows += [r for r in rs if key(r) not in seen]
-        seen |= keys
-    return rows
+    """Rows of the canonical `fast` folders (role_rows)."""
+    return role_rows(results_index.canonical().get("fast", []))
 
 
 def fast_headline(rows, impl="ioattn:v08_fa3_warpspec"):
