@@ -79,6 +79,14 @@ sim::Strategy gen_strategy() {
 }
 bool takes_splits(Strategy s) { return sim::strategy_info(s).takes_splits; }
 Pass gen_pass() { return *rc::gen::element(Pass::fwd, Pass::bwd, Pass::fwdbwd); }
+// Br and Bc among the sizes kernels use, and a split count where t.strategy takes one (drawn in
+// that order).
+void gen_tile(sim::Tiling& t) {
+  t.Br = *rc::gen::element<int64_t>(16, 32, 64, 128);
+  t.Bc = *rc::gen::element<int64_t>(16, 32, 64, 128);
+  t.splits = takes_splits(t.strategy) ? *rc::gen::inRange<int64_t>(1, 9) : 1;
+}
+
 sim::GridOrder gen_grid_order() {
   return *rc::gen::element(sim::GridOrder::bh_major, sim::GridOrder::bh_major_splits, sim::GridOrder::qblock_major,
                            sim::GridOrder::qblock_major_rev);
@@ -268,9 +276,7 @@ void never_below_compulsory() {
   const sim::Machine& m = cat[*rc::gen::inRange<size_t>(0, cat.size())];
   sim::Tiling t;
   t.strategy = gen_strategy();
-  t.Br = *rc::gen::element<int64_t>(16, 32, 64, 128);
-  t.Bc = *rc::gen::element<int64_t>(16, 32, 64, 128);
-  t.splits = takes_splits(t.strategy) ? *rc::gen::inRange<int64_t>(1, 9) : 1;
+  gen_tile(t);
   t.dq = *rc::gen::element(sim::DqMode::atomic, sim::DqMode::separate);
   t.grid_order = gen_grid_order();
   sim::Options o;
@@ -305,9 +311,7 @@ void expected_time() {
   const sim::Machine& m = cat[*rc::gen::inRange<size_t>(0, cat.size())];
   sim::Tiling t;
   t.strategy = gen_strategy();
-  t.Br = *rc::gen::element<int64_t>(16, 32, 64, 128);
-  t.Bc = *rc::gen::element<int64_t>(16, 32, 64, 128);
-  t.splits = takes_splits(t.strategy) ? *rc::gen::inRange<int64_t>(1, 9) : 1;
+  gen_tile(t);
   t.dq = *rc::gen::element(sim::DqMode::atomic, sim::DqMode::separate);
   t.design.instr = *rc::gen::element(sim::MatrixInstr::native, sim::MatrixInstr::fma, sim::MatrixInstr::mma_sync,
                                      sim::MatrixInstr::wgmma, sim::MatrixInstr::mfma);
@@ -414,9 +418,7 @@ void grid_orders() {
                                     : cat[*rc::gen::inRange<size_t>(0, cat.size())];
   sim::Tiling t;
   t.strategy = compared ? Strategy::fa2 : *rc::gen::element(Strategy::fa2, Strategy::splitkv);
-  t.Br = *rc::gen::element<int64_t>(16, 32, 64, 128);
-  t.Bc = *rc::gen::element<int64_t>(16, 32, 64, 128);
-  t.splits = takes_splits(t.strategy) ? *rc::gen::inRange<int64_t>(1, 9) : 1;
+  gen_tile(t);
   t.ctas_per_cu = *rc::gen::inRange<int64_t>(0, 3);
   sim::Options o;
   o.pass = gen_pass();
@@ -735,9 +737,7 @@ void fp8() {
   const sim::Machine& m = sim::find_machine(cat, *rc::gen::element<std::string>("h100", "h200", "mi300x"));
   sim::Tiling t;
   t.strategy = gen_strategy();
-  t.Br = *rc::gen::element<int64_t>(16, 32, 64, 128);
-  t.Bc = *rc::gen::element<int64_t>(16, 32, 64, 128);
-  t.splits = takes_splits(t.strategy) ? *rc::gen::inRange<int64_t>(1, 9) : 1;
+  gen_tile(t);
   t.grid_order = gen_grid_order();
   t.design.v_transpose_pass = sim::loop_order(t.strategy) == sim::LoopOrder::q_outer && *rc::gen::arbitrary<bool>();
   sim::Options o;  // forward
