@@ -116,9 +116,10 @@ TRITON = "peer:triton_fa2"
 # has, forward only, bf16, both causal settings: (head dims, N, heads_q, heads_kv, impls). heads_q
 # 0 means the FA2 grid's 2048 / d; batch = max(1, 16384 // N) as everywhere.
 HELDOUT = (
-    ((256,), (2048, 8192), 0, 0, ("sdpa:flash", "ioattn:v05_fa2_fast")),
-    ((128,), (4096, 16384), 32, 8, ("sdpa:flash", "ioattn:v05_fa2_fast", "ioattn:v06_fa2_wgmma")),
-    ((128,), (32768, 65536), 0, 0, ("sdpa:flash", "ioattn:v06_fa2_wgmma")),
+    ((256,), (2048, 8192), 0, 0, ("sdpa:flash", "ioattn:v05_fa2_fast", "ioattn:v08_fa3_warpspec")),
+    ((128,), (4096, 16384), 32, 8, ("sdpa:flash", "ioattn:v05_fa2_fast", "ioattn:v06_fa2_wgmma",
+                                    "ioattn:v08_fa3_warpspec")),
+    ((128,), (32768, 65536), 0, 0, ("sdpa:flash", "ioattn:v06_fa2_wgmma", "ioattn:v08_fa3_warpspec")),
 )
 HELDOUT_DTYPE = "bf16"
 

@@ -11,7 +11,7 @@ test inputs, not measurements). Checks, on the bench.csv bench_sdpa.py writes:
     enable_gqa=True; an MHA run passes no enable_gqa and has heads_kv = heads;
   - --head-dims 128,256: a variant the registry refuses at d = 256 and SDPA's "No available kernel"
     are `refused` rows with their reason; the Triton peer without triton is a `refused` row;
-  - --preset heldout: its 28 rows per sample, each config with only its impls, batch = 16384 // N
+  - --preset heldout: its 40 rows per sample, each config with only its impls, batch = 16384 // N
     (at least 1), bf16, both causal settings; grid flags beside it are refused with one line;
   - the Triton peer (a stand-in module): its autotuning call comes before timing.py's, its rows
     carry the chosen config;
@@ -242,6 +242,7 @@ def main():
         sys.modules["triton_fa2"] = real_peer
 
     out = os.path.join(tmp, "heldout")
+    sys.modules["ioattn"].kernels = lambda: {"v05_fa2_fast": {}, "v06_fa2_wgmma": {}, "v08_fa3_warpspec": {}}
     with contextlib.redirect_stdout(io.StringIO()):
         rc = bench_sdpa.main(["--out", out, "--preset", "heldout", "--samples", "1"])
     header, rows = read(out)
@@ -249,15 +250,16 @@ def main():
     for r in rows:
         by.setdefault((r["head_dim"], r["seqlen"], r["batch"], r["heads"], r["heads_kv"]), set()).add(
             (r["impl"], r["causal"]))
-    want = {("256", "2048", "8", "8", "8"): ["sdpa:flash", "ioattn:v05_fa2_fast"],
-            ("256", "8192", "2", "8", "8"): ["sdpa:flash", "ioattn:v05_fa2_fast"],
-            ("128", "4096", "4", "32", "8"): ["sdpa:flash", "ioattn:v05_fa2_fast", "ioattn:v06_fa2_wgmma"],
-            ("128", "16384", "1", "32", "8"): ["sdpa:flash", "ioattn:v05_fa2_fast", "ioattn:v06_fa2_wgmma"],
-            ("128", "32768", "1", "16", "16"): ["sdpa:flash", "ioattn:v06_fa2_wgmma"],
-            ("128", "65536", "1", "16", "16"): ["sdpa:flash", "ioattn:v06_fa2_wgmma"]}
+    v08 = "ioattn:v08_fa3_warpspec"
+    want = {("256", "2048", "8", "8", "8"): ["sdpa:flash", "ioattn:v05_fa2_fast", v08],
+            ("256", "8192", "2", "8", "8"): ["sdpa:flash", "ioattn:v05_fa2_fast", v08],
+            ("128", "4096", "4", "32", "8"): ["sdpa:flash", "ioattn:v05_fa2_fast", "ioattn:v06_fa2_wgmma", v08],
+            ("128", "16384", "1", "32", "8"): ["sdpa:flash", "ioattn:v05_fa2_fast", "ioattn:v06_fa2_wgmma", v08],
+            ("128", "32768", "1", "16", "16"): ["sdpa:flash", "ioattn:v06_fa2_wgmma", v08],
+            ("128", "65536", "1", "16", "16"): ["sdpa:flash", "ioattn:v06_fa2_wgmma", v08]}
     want = {k: {(i, c) for i in v for c in ("0", "1")} for k, v in want.items()}
-    expect(rc == 0 and len(rows) == 28 and by == want and all(r["dtype"] == "bf16" and r["status"] == "ok" for r in rows),
-           "--preset heldout: 28 rows, each config with its impls, batch max(1, 16384 // N), bf16, causal 0 and 1")
+    expect(rc == 0 and len(rows) == 40 and by == want and all(r["dtype"] == "bf16" and r["status"] == "ok" for r in rows),
+           "--preset heldout: 40 rows, each config with its impls, batch max(1, 16384 // N), bf16, causal 0 and 1")
     for argv, what in ((["--preset", "heldout", "--head-dims", "64"], "--head-dims"),
                        (["--heads", "16", "--heads-kv", "5"], "--heads-kv"), (["--peers", "sdpa:nope"], "unknown peer")):
         try:
