@@ -60,6 +60,7 @@
 #   backward backward pybad autograd train bench (bench: --passes bwd,fwdbwd --quick, two
 #            samples; the whole grid: BENCH_PASSES=bwd,fwdbwd with mode bench), budget 570 s
 #            (caps 150 + 60 + 120 + 130 s, the bench what is left, at least ~90 s)
+# NCU_ARGS are passed to ncu_collect.py (e.g. "--preset heldout").
 # RUN_BUDGET overrides a mode's budget (seconds); T_BENCH caps the bench stage (default: what is left).
 # RUN_STAGES="tests backward ncu" runs those stages under the mode's budget; TILES_ARGS are passed
 # to bench_tiles.py (e.g. "--samples 2").
@@ -118,7 +119,7 @@ stage context
   # The scripts may be newer than the binaries: SCRIPTS_COMMIT names the tree the scripts came from.
   echo "scripts: ${SCRIPTS_COMMIT:-$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)}$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (dirty tree)")"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "command: bash experiments/gpu/run_h200.sh $MODE (budget $BUDGET s; stages $STAGES; NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-} NCU_PASSES=${NCU_PASSES:-} NCU_BWD_VARIANTS=${NCU_BWD_VARIANTS:-} BENCH_PASSES=$BENCH_PASSES BENCH_ARGS=${BENCH_ARGS:-} TILES_ARGS=${TILES_ARGS:-} DECODE_ARGS=${DECODE_ARGS:-} VARLEN_ARGS=${VARLEN_ARGS:-})"
+  echo "command: bash experiments/gpu/run_h200.sh $MODE (budget $BUDGET s; stages $STAGES; NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-} NCU_PASSES=${NCU_PASSES:-} NCU_BWD_VARIANTS=${NCU_BWD_VARIANTS:-} BENCH_PASSES=$BENCH_PASSES BENCH_ARGS=${BENCH_ARGS:-} TILES_ARGS=${TILES_ARGS:-} DECODE_ARGS=${DECODE_ARGS:-} VARLEN_ARGS=${VARLEN_ARGS:-} NCU_ARGS=${NCU_ARGS:-})"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
   uname -r
@@ -217,7 +218,7 @@ if want ncu $NCU_WANT; then
   timeout "$CAP" python3 experiments/gpu/ncu_collect.py --ioattn "$C/ioattn" --out "$R" --seqlens "$NS" \
     --variants "${NCU_VARIANTS:-}" --passes "${NCU_PASSES:-fwd}" --bwd-variants "${NCU_BWD_VARIANTS:-}" \
     --naive-max "${NCU_NAIVE_MAX:-4096}" --timeout "${NCU_RUN_CAP:-120}" \
-    --time-cap $(( CAP > 20 ? CAP - 5 : CAP )) > "$R/ncu.log" 2>&1
+    --time-cap $(( CAP > 20 ? CAP - 5 : CAP )) ${NCU_ARGS:-} > "$R/ncu.log" 2>&1
   note "ncu rc=$?"
   tail -3 "$R/ncu.log"
 fi
