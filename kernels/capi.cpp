@@ -34,6 +34,22 @@
 //       offsets (batch + 1 each) are given as host copies (validated here: cu[0] = 0, non-decreasing,
 //       within total and the max length) and as device pointers of the same values (non-null,
 //       4-byte aligned). Only variants whose registry line declares varlen take it (code 2 otherwise).
+//   int ioattn_forward_fp8(...problem fields..., scale, br, bc, splits, const char* out_dtype,
+//                          const float* q_descale, int64 q_descale_count, const float* k_descale,
+//                          int64 k_descale_count, const float* v_descale, int64 v_descale_count,
+//                          q, k, v, o, lse, stream)
+//       FP8 inputs (problem.hpp, Fp8Scaling): dtype "fp8_e4m3" (or "fp8_e5m2"), q, k, v 1-byte codes
+//       (BSHD as above); the real inputs are the codes times the descales, each a HOST array of
+//       count fp32 values, count 1 (per tensor) or heads_kv (per K/V head; query head h uses entry
+//       h / (heads_q / heads_kv)), every value finite and > 0 (read during the call, not kept);
+//       out_dtype "bf16" or "fp16" is the dtype of o (B, Nq, Hq, d), 2 bytes per element; lse as
+//       above. Only variants whose registry line lists the FP8 dtype take it (v09_fp8_wgmma; code 2
+//       otherwise). Forward only: the backward entry points refuse FP8 dtypes.
+//   ioattn_workspace_bytes and ioattn_kernel_config also answer for an FP8 dtype, as for per-tensor
+//       descales and a bf16 output (the descale values and the output dtype change neither the
+//       workspace nor the launch; per-K/V-head descales add one limit, heads_kv <= 64 in v09, which
+//       only ioattn_forward_fp8 sees). ioattn_forward itself refuses FP8 dtypes (o would not have
+//       the input's element size): use ioattn_forward_fp8.
 //
 // Backward (backward_registry(), backward.hpp; `kernel` names a backward variant):
 //   int ioattn_backward(...problem fields..., double scale (<= 0: 1/sqrt(d)), int br, int bc,
@@ -79,7 +95,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "kernels/backward.hpp"
 #include "kernels/harness.hpp"  // gpu_unavailable
@@ -210,6 +229,11 @@ struct Fields {
   int64_t window_left, window_right;
   double scale;  // <= 0: 1/sqrt(head_dim)
   const ioattn::BatchLayout* layout = nullptr;  // null: dense
+  // FP8 dtypes: the descales and output dtype of ioattn_forward_fp8 (`fp8`), or, for the forward's
+  // workspace and config queries (`fp8_query`), the defaults (per tensor 1.0, bf16 out); neither:
+  // an FP8 dtype is refused (ioattn_forward, the backward entry points).
+  const ioattn::Fp8Scaling* fp8 = nullptr;
+  bool fp8_query = false;
 };
 
 // What every entry point receives, once checked: the variant, the problem, the options.
@@ -234,10 +258,16 @@ std::optional<std::string> make_request(const Fields& f, const typename Ladder<I
     return "unknown " + std::string(L::what) + " '" + std::string(f.kernel) + "' (known: " + names_of<Info>() + ")";
   if (!f.dtype) return std::string("dtype must be fp32, fp16 or bf16 (got NULL)");
   const auto dt = parse_dtype(f.dtype);
-  if (!dt) return "dtype must be fp32, fp16 or bf16 (got '" + std::string(f.dtype) + "')";
-  // FP8 needs descales and an output dtype, which these entry points do not take (and O would not
-  // be the input's element size): refused here, before any variant sees it.
-  if (is_fp8(*dt)) return "dtype must be fp32, fp16 or bf16 (got '" + std::string(f.dtype) + "': FP8 is not in the C ABI yet)";
+  if (!dt) return "dtype must be fp32, fp16 or bf16, or fp8_e4m3 / fp8_e5m2 (got '" + std::string(f.dtype) + "')";
+  // FP8 needs descales and an output dtype (and O is not the input's element size): only
+  // ioattn_forward_fp8 (f.fp8) and the forward's queries (f.fp8_query) take it, before any variant.
+  if (is_fp8(*dt) && !f.fp8 && !f.fp8_query) {
+    if constexpr (std::is_same_v<Info, BackwardInfo>)
+      return "dtype " + std::string(f.dtype) + ": FP8 is forward only (no FP8 backward)";
+    else
+      return "dtype " + std::string(f.dtype) + ": FP8 inputs need descales and an output dtype: call "
+             "ioattn_forward_fp8 (ioattn_forward takes fp32, fp16 or bf16)";
+  }
   if (f.causal != 0 && f.causal != 1) return "causal must be 0 or 1 (got " + std::to_string(f.causal) + ")";
   if (auto e = bad_tiles(opt)) return e;
   if (!std::isfinite(f.scale)) return std::string("scale must be finite (> 0, or <= 0 for 1/sqrt(head_dim))");
@@ -257,7 +287,8 @@ std::optional<std::string> make_request(const Fields& f, const typename Ladder<I
   p.window_right = f.window_right;
   if (f.scale > 0) p.scale = f.scale;
   if (f.layout) p.layout = *f.layout;
-  if (auto e = p.validate()) return e;  // sizes >= 1, heads_q % heads_kv == 0, windows, caps, tables
+  if (is_fp8(*dt) && f.fp8) p.fp8 = *f.fp8;  // else the defaults (per tensor 1.0, bf16 out)
+  if (auto e = p.validate()) return e;  // fp8: descale counts and values, output dtype  // sizes >= 1, heads_q % heads_kv == 0, windows, caps, tables
   r.opt = opt;
   if (auto e = r.info->supports(p, r.opt)) return named(*r.info, *e);
   return std::nullopt;
@@ -313,6 +344,8 @@ std::optional<std::string> check_buffers(std::initializer_list<Buffer> inputs, s
 
 std::size_t q_bytes(const AttnProblem& p) { return static_cast<std::size_t>(p.q_elems()) * ioattn::dtype_bytes(p.dtype); }
 std::size_t kv_bytes(const AttnProblem& p) { return static_cast<std::size_t>(p.kv_elems()) * ioattn::dtype_bytes(p.dtype); }
+// O is in the output dtype (the input's, except for FP8 inputs: bf16 or fp16).
+std::size_t o_bytes(const AttnProblem& p) { return static_cast<std::size_t>(p.q_elems()) * ioattn::dtype_bytes(p.output_dtype()); }
 std::size_t lse_bytes(const AttnProblem& p) { return static_cast<std::size_t>(p.lse_elems()) * sizeof(float); }
 
 }  // namespace
@@ -347,9 +380,9 @@ const char* ioattn_kernel_info(int i) {
 int64_t ioattn_workspace_bytes(const char* kernel, int64_t batch, int64_t heads_q, int64_t heads_kv,
                                int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim, const char* dtype,
                                int causal, int64_t window_left, int64_t window_right, int br, int bc, int splits) {
-  return workspace_bytes_of<KernelInfo>(
-      {kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window_left, window_right, 0.0},
-      {br, bc, splits});
+  return workspace_bytes_of<KernelInfo>({kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal,
+                                         window_left, window_right, 0.0, nullptr, nullptr, /*fp8_query=*/true},
+                                        {br, bc, splits});
 }
 
 // The launch configuration (format at the top of this file); NULL when refused.
@@ -357,9 +390,9 @@ const char* ioattn_kernel_config(const char* kernel, int64_t batch, int64_t head
                                  int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim, const char* dtype,
                                  int causal, int64_t window_left, int64_t window_right, int br, int bc,
                                  int splits) {
-  return config_of<KernelInfo>(
-      {kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window_left, window_right, 0.0},
-      {br, bc, splits});
+  return config_of<KernelInfo>({kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal,
+                                 window_left, window_right, 0.0, nullptr, nullptr, /*fp8_query=*/true},
+                                {br, bc, splits});
 }
 
 int ioattn_forward(const char* kernel, int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t seqlen_q,
@@ -374,7 +407,7 @@ int ioattn_forward(const char* kernel, int64_t batch, int64_t heads_q, int64_t h
     return fail(2, *e);
   const AttnProblem& p = r.p;
   if (auto e = check_buffers({{"q", q, q_bytes(p), 16}, {"k", k, kv_bytes(p), 16}, {"v", v, kv_bytes(p), 16}},
-                             {{"o", o, q_bytes(p), 16}, {"lse", lse, lse_bytes(p), 4}}))
+                             {{"o", o, o_bytes(p), 16}, {"lse", lse, lse_bytes(p), 4}}))
     return fail(2, *e);
   const std::size_t ws_bytes = r.info->workspace_bytes(p, r.opt);
   if (auto e = g_fwd_ws.reserve(ws_bytes)) return fail(3, named(*r.info, *e));
@@ -488,6 +521,51 @@ int ioattn_forward_varlen(const char* kernel, int64_t batch, int64_t heads_q, in
   t.cu_seqlens_q = cu_seqlens_q;
   t.cu_seqlens_k = cu_seqlens_k;
   return launch_checked(r, t, stream);
+}
+
+// One descale array of ioattn_forward_fp8 -> `out`; nullopt when its count is 1 or heads_kv and the
+// pointer is non-null (validate() then checks the values), else the line.
+static std::optional<std::string> descales_of(const char* name, const float* host, int64_t count, int64_t heads_kv,
+                                              std::vector<float>& out) {
+  if (count != 1 && (count != heads_kv || count < 1 || count > ioattn::kMaxBatchHeads))
+    return std::string(name) + "_count must be 1 (per tensor) or heads_kv = " + std::to_string(heads_kv) +
+           " (per K/V head) (got " + std::to_string(count) + ")";
+  if (!host) return std::string(name) + " must be a host array of " + std::to_string(count) + " floats (got NULL)";
+  out.assign(host, host + count);
+  return std::nullopt;
+}
+
+int ioattn_forward_fp8(const char* kernel, int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t seqlen_q,
+                       int64_t seqlen_k, int64_t head_dim, const char* dtype, int causal, int64_t window_left,
+                       int64_t window_right, double scale, int br, int bc, int splits, const char* out_dtype,
+                       const float* q_descale, int64_t q_descale_count, const float* k_descale,
+                       int64_t k_descale_count, const float* v_descale, int64_t v_descale_count, const void* q,
+                       const void* k, const void* v, void* o, float* lse, void* stream) {
+  using ioattn::DType;
+  const auto dt = dtype ? ioattn::parse_dtype(dtype) : std::nullopt;
+  if (!dt || !ioattn::is_fp8(*dt))
+    return fail(2, "ioattn_forward_fp8: dtype must be fp8_e4m3 or fp8_e5m2 (got " +
+                       (dtype ? "'" + std::string(dtype) + "'" : std::string("NULL")) + "; other dtypes: ioattn_forward)");
+  const auto od = out_dtype ? ioattn::parse_dtype(out_dtype) : std::nullopt;
+  if (!od || (*od != DType::bf16 && *od != DType::fp16))
+    return fail(2, "out_dtype of an fp8 problem must be bf16 or fp16 (got " +
+                       (out_dtype ? "'" + std::string(out_dtype) + "'" : std::string("NULL")) + ")");
+  ioattn::Fp8Scaling fp8;
+  fp8.out = *od;
+  for (auto [name, host, count, vec] : {std::tuple{"q_descale", q_descale, q_descale_count, &fp8.q_descale},
+                                        {"k_descale", k_descale, k_descale_count, &fp8.k_descale},
+                                        {"v_descale", v_descale, v_descale_count, &fp8.v_descale}})
+    if (auto e = descales_of(name, host, count, heads_kv, *vec)) return fail(2, *e);
+  Request<KernelInfo> r;
+  if (auto e = make_request<KernelInfo>({kernel, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal,
+                                         window_left, window_right, scale, nullptr, &fp8},
+                                        {br, bc, splits}, r))
+    return fail(2, *e);
+  const AttnProblem& p = r.p;
+  if (auto e = check_buffers({{"q", q, q_bytes(p), 16}, {"k", k, kv_bytes(p), 16}, {"v", v, kv_bytes(p), 16}},
+                             {{"o", o, o_bytes(p), 16}, {"lse", lse, lse_bytes(p), 4}}))
+    return fail(2, *e);
+  return launch_checked(r, {q, k, v, o, lse}, stream);
 }
 
 // ---- backward ---------------------------------------------------------------------------------

@@ -40,6 +40,17 @@ Functions
   backward(q, k, v, o, lse, d_o, kernel, causal, window, scale, br, bc, dq, dk, dv) -> (dq, dk, dv)
       dQ, dK, dV have the shapes and dtype of q, k, v (dK, dV summed over the query heads of a GQA
       group); o, d_o like q; lse fp32 (B, Hq, Nq), as forward wrote it.
+  forward(..., q_descale, k_descale, v_descale, out_dtype), attention(..., same) with
+      torch.float8_e4m3fn q, k, v: FP8 inputs, forward only (no autograd: backward() refuses FP8 and
+      attention() refuses FP8 tensors that require grad). The real inputs are the codes times the
+      descales (problem.hpp, Fp8Scaling): each None (1.0), a float (per tensor) or a 1-D tensor /
+      sequence of Hkv values (per K/V head; query head h uses entry h // (Hq // Hkv)), finite and
+      > 0; out_dtype torch.bfloat16 (default) or torch.float16 is O's dtype. kernel None chooses
+      (an FP8 variant: v09_fp8_wgmma); the C ABI entry is ioattn_forward_fp8.
+  quantize_fp8(x, granularity="tensor" | "head", heads_kv=None) -> (codes, descale)
+      BSHD bf16/fp16/fp32 -> float8_e4m3fn codes and descale = amax / 448 (per tensor: a float;
+      per head: a float32 tensor (Hkv,), amax over each K/V head's group of heads), codes =
+      x / descale rounded to e4m3 (saturating), so codes * descale approximates x.
   attention(q, k, v, causal=False, window=(-1, -1), scale=None, kernel=None) -> o
       the autograd op. kernel: None (choose both), a forward variant's name (the backward is
       chosen), or a pair (forward or None, backward or None).
@@ -97,6 +108,10 @@ from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parent.parent
 _DTYPES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16"}
+# FP8 inputs (forward only): torch dtype -> the C ABI's name; e4m3's largest finite value.
+_FP8_DTYPES = {"torch.float8_e4m3fn": "fp8_e4m3"}
+_FP8_OUT = {"torch.bfloat16": "bf16", "torch.float16": "fp16"}
+FP8_E4M3_MAX = 448.0
 _INT64_MAX = 2**63 - 1
 _INT32_MAX = 2**31 - 1
 DEFAULT_BACKWARD = "bwd01b_fa2_scalar_dqpass"
@@ -145,6 +160,13 @@ def _load():
             lib.ioattn_forward_varlen.restype = ctypes.c_int
             lib.ioattn_forward_varlen.argtypes = (_PROBLEM + [ctypes.c_double, i32, i32, ctypes.c_int64, ctypes.c_int64]
                                                   + [vp] * 4 + [vp] * 6)
+        if hasattr(lib, "ioattn_forward_fp8"):  # absent from libraries built before it existed
+            # problem + scale, br, bc, splits + out_dtype + (q, k, v descale host array, count) + q, k,
+            # v, o, lse, stream
+            i64 = ctypes.c_int64
+            lib.ioattn_forward_fp8.restype = ctypes.c_int
+            lib.ioattn_forward_fp8.argtypes = (_PROBLEM + [ctypes.c_double, i32, i32, i32, ctypes.c_char_p]
+                                               + [vp, i64] * 3 + [vp] * 6)
         lib.ioattn_workspace_bytes.restype = ctypes.c_int64
         lib.ioattn_workspace_bytes.argtypes = _PROBLEM + [i32, i32, i32]
         if hasattr(lib, "ioattn_kernel_config"):  # absent from libraries built before it existed
@@ -361,7 +383,7 @@ def choose_backward(batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtyp
 
 def _problem_of(q, k):
     b, nq, hq, d = (int(x) for x in q.shape)
-    return b, hq, int(k.shape[2]), nq, int(k.shape[1]), d, _DTYPES[str(q.dtype)]
+    return b, hq, int(k.shape[2]), nq, int(k.shape[1]), d, {**_DTYPES, **_FP8_DTYPES}[str(q.dtype)]
 
 
 def _device_index(t):
@@ -458,15 +480,19 @@ def _check_apart(outputs, inputs):
             _need(not (a0 < b1 and b0 < a1), f"{n} must not overlap {m} (the kernel writes {n})")
 
 
-def _check_common(torch, q, k, v, kernel, causal, window, scale, br, bc, splits, what="variant"):
-    """Every constraint of the problem itself, in the order a reader would check them."""
+def _check_common(torch, q, k, v, kernel, causal, window, scale, br, bc, splits, what="variant", fp8=False):
+    """Every constraint of the problem itself, in the order a reader would check them. fp8: FP8
+    inputs are allowed (the forward); otherwise they are refused as forward only."""
     _need(isinstance(kernel, str), f"kernel must be a str naming a registered {what} (got {type(kernel).__name__})")
     _check_options(causal, window, scale)
     _check_tiles(br, bc, splits)
     for name, t in (("q", q), ("k", k), ("v", v)):
         _need(isinstance(t, torch.Tensor), f"{name} must be a torch.Tensor (got {type(t).__name__})")
         _need(t.layout == torch.strided, f"{name} must be a dense (strided) tensor (got {t.layout})")
-        _need(str(t.dtype) in _DTYPES, f"{name}.dtype must be float32, float16 or bfloat16 (got {t.dtype})")
+        _need(fp8 or str(t.dtype) not in _FP8_DTYPES,
+              f"{name}.dtype {t.dtype} is forward only: there is no FP8 {what} (no FP8 backward, no autograd)")
+        _need(str(t.dtype) in _DTYPES or (fp8 and str(t.dtype) in _FP8_DTYPES),
+              f"{name}.dtype must be float32, float16 or bfloat16{', or float8_e4m3fn' if fp8 else ''} (got {t.dtype})")
         _need(t.is_cuda, f"{name} must be a CUDA tensor (got device {t.device})")
         _need(t.dim() == 4, f"{name} must have rank 4, BSHD (batch, seqlen, heads, head_dim) (got shape "
                             f"{tuple(t.shape)})")
@@ -480,11 +506,12 @@ def _check_common(torch, q, k, v, kernel, causal, window, scale, br, bc, splits,
     _need(hq % k.shape[2] == 0, f"heads_q ({hq}) must be divisible by heads_kv ({k.shape[2]})")
 
 
-def _check_forward_args(torch, q, k, v, kernel, causal, window, scale, br, bc, splits, out, lse):
-    """Every constraint forward() relies on. Raises IoattnError(2)."""
-    _check_common(torch, q, k, v, kernel, causal, window, scale, br, bc, splits)
+def _check_forward_args(torch, q, k, v, kernel, causal, window, scale, br, bc, splits, out, lse, out_dtype=None):
+    """Every constraint forward() relies on (out_dtype: O's dtype, None = q's). Raises IoattnError(2)."""
+    _check_common(torch, q, k, v, kernel, causal, window, scale, br, bc, splits, fp8=True)
     b, nq, hq, _ = q.shape
-    for name, t, shape, dtype in (("out", out, tuple(q.shape), q.dtype), ("lse", lse, (b, hq, nq), torch.float32)):
+    o_dtype = q.dtype if out_dtype is None else out_dtype
+    for name, t, shape, dtype in (("out", out, tuple(q.shape), o_dtype), ("lse", lse, (b, hq, nq), torch.float32)):
         if t is not None:
             _check_tensor(torch, name, t, shape, dtype, q.device, written=True, optional=True)
     _check_apart([("out", out), ("lse", lse)], [("q", q), ("k", k), ("v", v)])
@@ -508,8 +535,14 @@ def _check_backward_args(torch, q, k, v, o, lse, d_o, kernel, causal, window, sc
 # ---- the calls ---------------------------------------------------------------------------------------
 
 def forward(q, k, v, kernel="v05_fa2_fast", causal=False, window=(-1, -1), scale=None, br=0, bc=0, splits=0,
-            out=None, lse=None):
+            out=None, lse=None, q_descale=None, k_descale=None, v_descale=None, out_dtype=None):
     """O, LSE of attention for BSHD torch tensors q (B, Nq, Hq, d), k and v (B, Nk, Hkv, d).
+
+    FP8: q, k, v torch.float8_e4m3fn codes (quantize_fp8 makes them) take q_descale, k_descale,
+    v_descale (None = 1.0, a float, or Hkv values: a 1-D tensor or a sequence; finite, > 0) and
+    out_dtype (torch.bfloat16, the default, or torch.float16: O's dtype, and out's when given);
+    kernel must list fp8_e4m3 in its registry line (v09_fp8_wgmma), or None to choose. Forward
+    only. For other dtypes the four FP8 arguments must be None.
 
     q, k, v: float32, float16 or bfloat16 (one dtype), CUDA, one device, no zero-size dimension,
     Hq divisible by Hkv. A non-contiguous q, k or v is copied to a contiguous tensor first (same
@@ -524,6 +557,11 @@ def forward(q, k, v, kernel="v05_fa2_fast", causal=False, window=(-1, -1), scale
     """
     import torch
 
+    fp8 = _fp8_args(torch, q, k, q_descale, k_descale, v_descale, out_dtype)
+    if fp8 is not None:
+        if kernel is None and isinstance(q, torch.Tensor) and q.dim() == 4 and isinstance(k, torch.Tensor) and k.dim() == 4:
+            kernel = _choose("fwd", *_problem_of(q, k), causal, window, device=_device_index(q))
+        return _forward_fp8(torch, q, k, v, kernel, causal, window, scale, br, bc, splits, out, lse, *fp8)
     _check_forward_args(torch, q, k, v, kernel, causal, window, scale, br, bc, splits, out, lse)
     lib = _load()
     b, nq, hq, d = q.shape
@@ -542,6 +580,105 @@ def forward(q, k, v, kernel="v05_fa2_fast", causal=False, window=(-1, -1), scale
     if rc != 0:
         raise IoattnError(rc, _last_error(lib))
     return out, lse
+
+
+# ---- FP8 (forward only) ------------------------------------------------------------------------------
+
+def _fp8_descale(torch, name, x, heads_kv):
+    """A descale argument -> list of floats (1 or heads_kv values), or IoattnError(2) naming the constraint."""
+    if x is None:
+        return [1.0]
+    if isinstance(x, numbers.Real) and not isinstance(x, bool):
+        vals = [float(x)]
+    elif isinstance(x, torch.Tensor):
+        _need(x.dim() <= 1 and (x.is_floating_point() or x.dtype in (torch.int32, torch.int64)),
+              f"{name} must be a float or a 1-D tensor of heads_kv = {heads_kv} values (got a tensor of shape "
+              f"{tuple(x.shape)}, {x.dtype})")
+        vals = [float(v) for v in x.detach().reshape(-1).to(torch.float64).cpu().tolist()]
+    elif isinstance(x, (tuple, list)) and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in x):
+        vals = [float(v) for v in x]
+    else:
+        raise IoattnError(2, f"{name} must be None, a float or a 1-D tensor of heads_kv = {heads_kv} values "
+                             f"(got {type(x).__name__})")
+    _need(len(vals) in (1, heads_kv),
+          f"{name} must have 1 value (per tensor) or heads_kv = {heads_kv} values (per K/V head) (got {len(vals)})")
+    _need(all(math.isfinite(v) and v > 0 for v in vals), f"{name} must be finite and > 0 (got {vals})")
+    return vals
+
+
+def _fp8_args(torch, q, k, q_descale, k_descale, v_descale, out_dtype):
+    """None for a non-FP8 call (the FP8 arguments must then be None), else (descales q, k, v, out dtype)."""
+    is_fp8 = isinstance(q, torch.Tensor) and str(q.dtype) in _FP8_DTYPES
+    given = [n for n, x in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale),
+                            ("out_dtype", out_dtype)) if x is not None]
+    if not is_fp8:
+        _need(not given, f"{', '.join(given)} apply to float8_e4m3fn inputs only (q.dtype is "
+                         f"{getattr(q, 'dtype', type(q).__name__)})")
+        return None
+    heads_kv = int(k.shape[2]) if isinstance(k, torch.Tensor) and k.dim() == 4 else 1
+    od = torch.bfloat16 if out_dtype is None else out_dtype
+    _need(str(od) in _FP8_OUT, f"out_dtype of an FP8 forward must be torch.bfloat16 or torch.float16 (got {od!r})")
+    return (_fp8_descale(torch, "q_descale", q_descale, heads_kv), _fp8_descale(torch, "k_descale", k_descale, heads_kv),
+            _fp8_descale(torch, "v_descale", v_descale, heads_kv), od)
+
+
+def _forward_fp8(torch, q, k, v, kernel, causal, window, scale, br, bc, splits, out, lse, qd, kd, vd, out_dtype):
+    """forward() of float8_e4m3fn q, k, v through ioattn_forward_fp8 (arguments as forward's)."""
+    _check_forward_args(torch, q, k, v, kernel, causal, window, scale, br, bc, splits, out, lse, out_dtype=out_dtype)
+    lib = _load()
+    _need(hasattr(lib, "ioattn_forward_fp8"), "this libioattn_capi.so has no ioattn_forward_fp8 (rebuild it)")
+    b, nq, hq, d = q.shape
+    _, nk, hkv, _ = k.shape
+    arrays = [(ctypes.c_float * len(x))(*x) for x in (qd, kd, vd)]  # host copies, read during the call
+    with torch.cuda.device(q.device):
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+        if out is None:
+            out = torch.empty(tuple(q.shape), device=q.device, dtype=out_dtype)
+        if lse is None:
+            lse = torch.empty((b, hq, nq), device=q.device, dtype=torch.float32)
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        rc = lib.ioattn_forward_fp8(kernel.encode(), b, hq, hkv, nq, nk, d, _FP8_DTYPES[str(q.dtype)].encode(),
+                                    int(bool(causal)), int(window[0]), int(window[1]),
+                                    0.0 if scale is None else float(scale), int(br), int(bc), int(splits),
+                                    _FP8_OUT[str(out_dtype)].encode(),
+                                    *(x for a in arrays for x in (ctypes.cast(a, ctypes.c_void_p), len(a))),
+                                    q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(), stream)
+    if rc != 0:
+        raise IoattnError(rc, _last_error(lib))
+    return out, lse
+
+
+def quantize_fp8(x, granularity="tensor", heads_kv=None):
+    """(codes, descale) of a BSHD tensor x (B, N, H, d; bf16, fp16 or fp32, any device): codes =
+    x / descale rounded to float8_e4m3fn (saturating at +-448), descale = amax / 448, so codes *
+    descale approximates x and the largest |x| maps to 448.
+
+    granularity "tensor": one amax over x; descale a Python float. "head": one amax per K/V head;
+    descale a float32 tensor (heads_kv,) on x's device. heads_kv (default H) groups the heads:
+    for GQA queries pass the K/V head count, and K/V head j's descale covers query heads
+    [j * H / heads_kv, (j + 1) * H / heads_kv), as forward()'s per-head q_descale reads it. An
+    all-zero tensor (or group) gets descale 1.0. Non-finite values are refused (IoattnError(2))."""
+    import torch
+
+    _need(isinstance(x, torch.Tensor), f"x must be a torch.Tensor (got {type(x).__name__})")
+    _need(str(x.dtype) in _DTYPES, f"x.dtype must be float32, float16 or bfloat16 (got {x.dtype})")
+    _need(x.dim() == 4 and x.numel() > 0, f"x must be a non-empty BSHD tensor of rank 4 (got shape {tuple(x.shape)})")
+    _need(granularity in ("tensor", "head"), f"granularity must be 'tensor' or 'head' (got {granularity!r})")
+    h = int(x.shape[2])
+    g = h if heads_kv is None else heads_kv
+    _need(_is_int(g) and g >= 1 and h % g == 0, f"heads_kv must be an int dividing the {h} heads of x (got {heads_kv!r})")
+    xf = x.float()
+    _need(bool(torch.isfinite(xf).all()), "x must be finite (an FP8 code cannot hold inf or NaN)")
+    if granularity == "tensor":
+        amax = float(xf.abs().max())
+        descale = amax / FP8_E4M3_MAX if amax > 0 else 1.0
+        per_head = torch.full((h,), descale, dtype=torch.float32, device=x.device)
+    else:
+        amax = xf.abs().amax(dim=(0, 1, 3)).reshape(g, h // g).amax(dim=1)  # (heads_kv,)
+        descale = torch.where(amax > 0, amax / FP8_E4M3_MAX, torch.ones_like(amax)).to(torch.float32)
+        per_head = descale.repeat_interleave(h // g)
+    codes = (xf / per_head.view(1, 1, h, 1)).clamp(-FP8_E4M3_MAX, FP8_E4M3_MAX).to(torch.float8_e4m3fn)
+    return codes, descale
 
 
 def _check_inputs(torch, named):
@@ -850,7 +987,8 @@ def _kernel_pair(kernel):
                          f"None) (got {kernel!r})")
 
 
-def attention(q, k, v, causal=False, window=(-1, -1), scale=None, kernel=None):
+def attention(q, k, v, causal=False, window=(-1, -1), scale=None, kernel=None, q_descale=None, k_descale=None,
+              v_descale=None, out_dtype=None):
     """Attention O (like q) of BSHD tensors q (B, Nq, Hq, d), k and v (B, Nk, Hkv, d), differentiable
     in q, k and v through an ioattn backward (torch.autograd, torch.compile).
 
@@ -859,11 +997,23 @@ def attention(q, k, v, causal=False, window=(-1, -1), scale=None, kernel=None):
     names the forward variant (the backward is chosen); a pair (forward or None, backward or None)
     names either. The tensor constraints are those of forward() and backward(): IoattnError(2)
     naming the constraint, raised when the op runs (under torch.compile: when the compiled code runs).
+
+    FP8 (torch.float8_e4m3fn q, k, v, with q_descale, k_descale, v_descale, out_dtype as in
+    forward()): forward only, no autograd op: q, k, v must not require grad (refused with
+    IoattnError(2)), a backward kernel cannot be named, and the result is forward()'s O.
     """
     import torch
 
     fwd_kernel, bwd_kernel = _kernel_pair(kernel)
     _check_options(causal, window, scale)
+    fp8 = _fp8_args(torch, q, k, q_descale, k_descale, v_descale, out_dtype)
+    if fp8 is not None:
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            _need(isinstance(t, torch.Tensor) and not t.requires_grad,
+                  f"{name}: FP8 attention is forward only (no FP8 backward): q, k, v must not require grad")
+        _need(not bwd_kernel, f"FP8 attention is forward only: no backward kernel can be named (got {bwd_kernel!r})")
+        return forward(q, k, v, kernel=fwd_kernel or None, causal=causal, window=window, scale=scale,
+                       q_descale=q_descale, k_descale=k_descale, v_descale=v_descale, out_dtype=out_dtype)[0]
     if not _ops_registered:
         register_ops()
     for name, t in (("q", q), ("k", k), ("v", v)):

@@ -28,6 +28,18 @@ outputs are NaN-filled before a call. Cases:
     inputs untouched; again with dq, dk, dv given in guarded memory (guards untouched, the given
     tensors returned, bit-identical for a deterministic backward); non-contiguous o, lse, d_o give
     the same gradients; backward_config() answers for each and refuses an unknown kernel.
+  - FP8 refused (forward() with torch.float8_e4m3fn q, k, v): FP8 arguments on bf16 inputs, descale
+    counts other than 1 or heads_kv, descales <= 0, NaN, inf or of rank 2, an out_dtype other than
+    bf16/fp16, an out of the wrong dtype, mixed FP8/bf16 inputs, a variant whose registry line lists
+    no FP8 dtype; backward() and attention() with requires_grad refuse FP8 as forward only; then
+    ioattn_forward_fp8 through ctypes (non-FP8 dtype, out_dtype NULL or fp32, descale counts 0, -1
+    and 3, a NULL descale array, descales 0, NaN, inf, e5m2 or a non-FP8 variant, a misaligned o),
+    ioattn_forward with an FP8 dtype and the backward queries with one. Every buffer and guard
+    byte-identical afterwards.
+  - FP8 good (when a registered variant lists fp8_e4m3 and accepts d = 64 here): per-tensor and
+    per-K/V-head codes from ioattn.quantize_fp8, bf16 and fp16 O given in guarded memory, causal or
+    not: guards untouched, O and LSE finite and within 6e-2 of the float32 reference of the
+    dequantized codes (FP8 rounds P to e4m3 in the kernel: a looser bound than bf16's).
 One line per case; the last line is "N passed, M failed"; exit 0 when none failed, else 1.
 """
 import ctypes
@@ -731,6 +743,211 @@ def run_good_backward():
     check_configs("backward_config", ioattn.backward_config, names, "bwd99_none")
 
 
+# ---- FP8 (forward only) ------------------------------------------------------------------------------
+
+FP8_KERNELS = None  # registered variants listing fp8_e4m3 (filled by run_bad_fp8)
+
+
+def fp8_tensors(seed=1, out_dtype=None, **dims):
+    """Guarded float8_e4m3fn q, k, v (codes of randn values) and NaN out (out_dtype, default bf16), lse."""
+    s = {**SHAPE, **dims}
+    f8 = torch.float8_e4m3fn
+    return dict(q=Guarded((s["b"], s["nq"], s["hq"], s["d"]), f8, seed=seed),
+                k=Guarded((s["b"], s["nk"], s["hkv"], s["d"]), f8, seed=seed + 1),
+                v=Guarded((s["b"], s["nk"], s["hkv"], s["d"]), f8, seed=seed + 2),
+                out=Guarded((s["b"], s["nq"], s["hq"], s["d"]), out_dtype or torch.bfloat16, fill="nan"),
+                lse=Guarded((s["b"], s["hq"], s["nq"]), torch.float32, fill="nan"))
+
+
+def bad_fp8_cases():
+    """(name, keyword, build) as bad_forward_cases(), for FP8 forwards (kernel: the FP8 variant)."""
+    fp8_kernel = FP8_KERNELS[0] if FP8_KERNELS else "v09_fp8_wgmma"
+    hkv = SHAPE["hkv"]
+
+    def call(g=None, **override):
+        g = g or fp8_tensors()
+        kw = dict(q=g["q"].t, k=g["k"].t, v=g["v"].t, kernel=fp8_kernel, out=g["out"].t, lse=g["lse"].t)
+        kw.update(override)
+        return kw, list(g.values())
+
+    def bf16_call(**override):
+        g = tensors()
+        kw = dict(q=g["q"].t, k=g["k"].t, v=g["v"].t, kernel=BAD_KERNEL, out=g["out"].t, lse=g["lse"].t)
+        kw.update(override)
+        return kw, list(g.values())
+
+    def mixed():
+        g = fp8_tensors()
+        g["k"] = tensors()["k"]
+        return call(g)
+
+    def out_fp16_for_bf16():
+        g = fp8_tensors(out_dtype=torch.float16)
+        return call(g, out_dtype=torch.bfloat16)
+
+    return [
+        ("q_descale on bf16 inputs", "float8_e4m3fn inputs only", lambda: bf16_call(q_descale=0.5)),
+        ("out_dtype on bf16 inputs", "float8_e4m3fn inputs only", lambda: bf16_call(out_dtype=torch.float16)),
+        (f"q_descale of 3 values (heads_kv {hkv})", "heads_kv", lambda: call(q_descale=[0.5, 0.5, 0.5])),
+        (f"k_descale tensor of {hkv + 2} values", "heads_kv",
+         lambda: call(k_descale=torch.ones(hkv + 2, device="cuda"))),
+        ("v_descale of 0 values", "heads_kv", lambda: call(v_descale=[])),
+        ("q_descale 0", "finite and > 0", lambda: call(q_descale=0.0)),
+        ("k_descale -1", "finite and > 0", lambda: call(k_descale=-1.0)),
+        ("v_descale NaN", "finite and > 0", lambda: call(v_descale=float("nan"))),
+        ("q_descale inf in a per-head list", "finite and > 0", lambda: call(q_descale=[1.0] * (hkv - 1) + [math.inf])),
+        ("k_descale a 2-D tensor", "1-D tensor", lambda: call(k_descale=torch.ones(1, hkv))),
+        ("v_descale a str", "v_descale must be", lambda: call(v_descale="1.0")),
+        ("q_descale True", "q_descale must be", lambda: call(q_descale=True)),
+        ("out_dtype float32", "out_dtype", lambda: call(out_dtype=torch.float32)),
+        ("out_dtype float8", "out_dtype", lambda: call(out_dtype=torch.float8_e4m3fn)),
+        ("out fp16 for out_dtype bf16", "out.dtype", out_fp16_for_bf16),
+        ("k bfloat16, q float8", "one dtype", mixed),
+        ("a variant without FP8 (registry)", "fp8_e4m3", lambda: call(kernel=BAD_KERNEL)),
+        ("head_dim 96 (the FP8 variant refuses)", "head_dim", lambda: call(fp8_tensors(d=96))),
+    ]
+
+
+def run_bad_fp8():
+    global FP8_KERNELS
+    FP8_KERNELS = [n for n, info in ioattn.kernels().items() if "fp8_e4m3" in info["dtypes"].split(",")]
+    if not hasattr(ioattn._load(), "ioattn_forward_fp8"):
+        report(False, "FP8 refusals", "this libioattn_capi.so has no ioattn_forward_fp8 (rebuild it)")
+        return
+    run_refusals("forward (FP8)", ioattn.forward, bad_fp8_cases())
+    # Forward only: backward() and attention() with grad refuse FP8 tensors.
+    g = fp8_tensors()
+    o = tensors()
+    try:
+        ioattn.backward(g["q"].t, g["k"].t, g["v"].t, o["out"].t, o["lse"].t, o["out"].t, kernel=BAD_BACKWARD)
+        report(False, "backward refuses FP8 inputs", "accepted")
+    except IoattnError as e:
+        torch.cuda.synchronize()
+        ok = e.code == 2 and one_line(str(e)) and "forward only" in str(e) and all(x.intact() for x in g.values())
+        report(ok, "backward refuses FP8 inputs", repr(str(e)))
+    try:
+        leaf = g["q"].t.detach().clone().requires_grad_(True)
+    except RuntimeError as e:  # a torch that cannot make FP8 leaves has nothing to refuse here
+        print(f"skip attention refuses FP8 q that requires grad: {str(e).splitlines()[0]} (not counted)")
+        return
+    try:
+        ioattn.attention(leaf, g["k"].t, g["v"].t)
+        report(False, "attention refuses FP8 q that requires grad", "accepted")
+    except IoattnError as e:
+        ok = e.code == 2 and one_line(str(e)) and "forward only" in str(e)
+        report(ok, "attention refuses FP8 q that requires grad", repr(str(e)))
+
+
+def run_bad_capi_fp8():
+    lib = ioattn._load()
+    if not hasattr(lib, "ioattn_forward_fp8"):
+        report(False, "C ABI ioattn_forward_fp8", "this libioattn_capi.so has no ioattn_forward_fp8 (rebuild it)")
+        return
+    fp8_kernel = (FP8_KERNELS[0] if FP8_KERNELS else "v09_fp8_wgmma").encode()
+    g = fp8_tensors()
+    ptr = {n: ctypes.c_void_p(x.t.data_ptr()) for n, x in g.items()}
+    b, nq, nk, hq, hkv, d = (SHAPE[x] for x in ("b", "nq", "nk", "hq", "hkv", "d"))
+    one = (ctypes.c_float * 1)(1.0)
+    per_head = (ctypes.c_float * hkv)(*([0.5] * hkv))
+
+    def arr(*vals):
+        return (ctypes.c_float * len(vals))(*vals)
+
+    base = dict(kernel=fp8_kernel, dtype=b"fp8_e4m3", out=b"bf16", qd=(one, 1), kd=(per_head, hkv), vd=(one, 1))
+    cases = [  # (name, keyword, overrides)
+        ("dtype bf16", "fp8_e4m3", dict(dtype=b"bf16")),
+        ("dtype NULL", "fp8_e4m3", dict(dtype=None)),
+        ("out_dtype NULL", "out_dtype", dict(out=None)),
+        ("out_dtype fp32", "out_dtype", dict(out=b"fp32")),
+        ("out_dtype fp8_e4m3", "out_dtype", dict(out=b"fp8_e4m3")),
+        ("q_descale_count 0", "q_descale_count", dict(qd=(one, 0))),
+        ("k_descale_count -1", "k_descale_count", dict(kd=(one, -1))),
+        (f"v_descale_count 3 (heads_kv {hkv})", "heads_kv", dict(vd=(arr(1.0, 1.0, 1.0), 3))),
+        ("k_descale NULL", "k_descale", dict(kd=(None, 1))),
+        ("q_descale 0", "q_descale must be finite and positive", dict(qd=(arr(0.0), 1))),
+        ("k_descale NaN in a per-head array", "k_descale must be finite and positive",
+         dict(kd=(arr(*([0.5] * (hkv - 1) + [math.nan])), hkv))),
+        ("v_descale inf", "v_descale must be finite and positive", dict(vd=(arr(math.inf), 1))),
+        ("v_descale -2", "v_descale must be finite and positive", dict(vd=(arr(-2.0), 1))),
+        ("a variant without FP8 (registry)", "not supported", dict(kernel=BAD_KERNEL.encode())),
+        ("fp8_e5m2 (no variant lists it)", "not supported", dict(dtype=b"fp8_e5m2")),
+        ("o not 16-byte aligned", "aligned", dict(o=ctypes.c_void_p(g["out"].t.data_ptr() + 8))),
+        ("o overlapping q", "overlap", dict(o=ptr["q"])),
+    ]
+    for name, keyword, o in cases:
+        c = {**base, **o}
+        rc = lib.ioattn_forward_fp8(c["kernel"], b, hq, hkv, nq, nk, d, c["dtype"], 0, -1, -1, 0.0, 0, 0, 0, c["out"],
+                                    ctypes.cast(c["qd"][0], ctypes.c_void_p), c["qd"][1],
+                                    ctypes.cast(c["kd"][0], ctypes.c_void_p), c["kd"][1],
+                                    ctypes.cast(c["vd"][0], ctypes.c_void_p), c["vd"][1],
+                                    ptr["q"], ptr["k"], ptr["v"], c.get("o", ptr["out"]), ptr["lse"], None)
+        torch.cuda.synchronize()
+        msg = ioattn._last_error(lib)
+        untouched = all(x.intact() for x in g.values())
+        ok = rc == 2 and one_line(msg) and keyword in msg and untouched
+        report(ok, f"C ABI ioattn_forward_fp8 refuses {name}",
+               f"rc {rc}, {msg!r}" + ("" if untouched else " (a buffer or guard CHANGED)"))
+    # ioattn_forward takes no FP8 (its o would be 1-byte elements): it names ioattn_forward_fp8.
+    rc = lib.ioattn_forward(fp8_kernel, b, hq, hkv, nq, nk, d, b"fp8_e4m3", 0, -1, -1, 0.0, 0, 0, 0,
+                            ptr["q"], ptr["k"], ptr["v"], ptr["out"], ptr["lse"], None)
+    torch.cuda.synchronize()
+    msg = ioattn._last_error(lib)
+    report(rc == 2 and one_line(msg) and "ioattn_forward_fp8" in msg and all(x.intact() for x in g.values()),
+           "C ABI ioattn_forward refuses an FP8 dtype (names ioattn_forward_fp8)", f"rc {rc}, {msg!r}")
+    if hasattr(lib, "ioattn_backward_workspace_bytes"):
+        n = lib.ioattn_backward_workspace_bytes(BAD_BACKWARD.encode(), b, hq, hkv, nq, nk, d, b"fp8_e4m3", 0, -1, -1,
+                                                0, 0)
+        msg = ioattn._last_error(lib)
+        report(n == -1 and one_line(msg) and "forward only" in msg,
+               "C ABI ioattn_backward_workspace_bytes refuses an FP8 dtype (forward only)", f"returned {n}, {msg!r}")
+
+
+def run_good_fp8():
+    if not FP8_KERNELS:
+        print("skip good FP8 calls: no registered variant lists fp8_e4m3 (not counted)")
+        return
+    kernel = FP8_KERNELS[0]
+    try:
+        ioattn.kernel_config(kernel, SHAPE["b"], SHAPE["hq"], SHAPE["hkv"], SHAPE["nq"], SHAPE["nk"], SHAPE["d"],
+                             "fp8_e4m3")
+    except IoattnError as e:
+        print(f"skip good FP8 calls: {kernel} refuses d = 64 here: {e} (not counted)")
+        return
+    for granularity, out_dtype, causal in (("tensor", torch.bfloat16, False), ("head", torch.float16, True)):
+        what = f"good FP8 call {kernel} ({granularity} descales, {str(out_dtype)[6:]} out{', causal' if causal else ''})"
+        src = tensors(seed=31)
+        codes = {}
+        for n in ("q", "k", "v"):
+            codes[n], codes[n + "d"] = ioattn.quantize_fp8(src[n].t, granularity, heads_kv=SHAPE["hkv"])
+        g = fp8_tensors(out_dtype=out_dtype)
+        for n in ("q", "k", "v"):  # the codes into guarded memory
+            g[n].t.copy_(codes[n])
+            g[n].before = g[n].raw.clone()
+        deq = []
+        for n in ("q", "k", "v"):
+            ds = codes[n + "d"]
+            per_head = (ds.repeat_interleave(codes[n].shape[2] // ds.numel()) if isinstance(ds, torch.Tensor)
+                        else torch.full((codes[n].shape[2],), ds, device="cuda"))
+            deq.append(codes[n].float() * per_head.view(1, 1, -1, 1))
+        ref_o, ref_lse = reference(*deq, causal)
+        try:
+            o, lse = ioattn.forward(g["q"].t, g["k"].t, g["v"].t, kernel=kernel, causal=causal, out=g["out"].t,
+                                    lse=g["lse"].t, q_descale=codes["qd"], k_descale=codes["kd"],
+                                    v_descale=codes["vd"], out_dtype=out_dtype)
+            torch.cuda.synchronize()
+        except IoattnError as e:
+            report(False, what, f"refused: {e}")
+            continue
+        ok, detail = close(o, lse, ref_o, ref_lse, tol=6e-2)
+        same = o.data_ptr() == g["out"].t.data_ptr() and o.dtype == out_dtype
+        guards = g["out"].guards_intact() and g["lse"].guards_intact()
+        inputs_ok = all(g[n].intact() for n in ("q", "k", "v"))
+        report(ok and same and guards and inputs_ok, what,
+               detail + ("" if guards else "; a guard of out/lse CHANGED") +
+               ("" if same else "; did not return the given out in out_dtype") +
+               ("" if inputs_ok else "; an input or its guard CHANGED"))
+
+
 def main():
     global torch
     try:
@@ -747,7 +964,7 @@ def main():
     lib = lib.relative_to(root) if lib.is_relative_to(root) else lib.name  # no machine paths in a log
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, library {lib}")
     for part in (run_bad_forward, run_two_devices, run_bad_capi, run_good, run_bad_backward, run_bad_capi_backward,
-                 run_good_backward):
+                 run_good_backward, run_bad_fp8, run_bad_capi_fp8, run_good_fp8):
         try:
             part()
         except Exception as e:  # a crash of one part is a failure, not the end of the report

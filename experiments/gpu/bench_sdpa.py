@@ -2,7 +2,7 @@
 
     PYTHONPATH=python IOATTN_CAPI=... python3 experiments/gpu/bench_sdpa.py --out DIR [--quick]
         [--passes fwd,bwd,fwdbwd] [--variants v05_fa2_fast,...] [--bwd-variants bwd01_fa2_scalar,...]
-        [--seqlens 1024,4096] [--head-dims 64,128,256] [--heads H] [--heads-kv HKV] [--dtypes bf16]
+        [--seqlens 1024,4096] [--head-dims 64,128,256] [--heads H] [--heads-kv HKV] [--dtypes bf16,fp16,fp8_e4m3]
         [--peers sdpa:flash,sdpa:cudnn,peer:triton_fa2] [--preset heldout] [--samples 2] [--reps 30]
         [--flush-l2 auto|on|off] [--list]
 
@@ -39,6 +39,27 @@ available kernel", the Triton peer's constraint (d 64/128, fp16/bf16, ...) or "t
 installed". The Triton peer's first call of a problem runs its autotuning (Triton's autotuner
 benchmarks every config); it is made before the memory window and timing.py's warm-up, so no
 tuning is timed and peak_extra_mib does not see the tuner's buffers.
+
+FP8 (--dtypes fp8_e4m3, alone or beside bf16/fp16): at each (d, N) the bf16 inputs of that
+config (the same seed, so the same values as its bf16 rows) are quantized to e4m3 with per-tensor
+descales (ioattn.quantize_fp8: descale = amax / 448) and FP8_VARIANT (v09_fp8_wgmma, bf16 out)
+runs on the codes, beside ioattn's best bf16 forward on the bf16 inputs (FP8_BF16_BEST: v08, else
+v06 where v08 is not registered or refuses) and SDPA cuDNN bf16; an SDPA FP8 backend only if this
+PyTorch has one: a tiny float8_e4m3fn SDPA call per backend (flash, cuDNN), in try/except, at the
+start of the run, recorded in the context (`sdpa_fp8`, each backend's 'ok' or its error); a backend
+that passed gets rows `sdpa:<backend>_fp8` (the codes, scale * q_descale * k_descale, O times
+v_descale outside the timed call). These rows have study `fp8` (dtype fp8_e4m3 for the FP8 rows,
+bf16 for the others; --variants and --peers do not apply to them). Every row of an FP8 config
+carries its error on a slice against a float64 reference (torch float64 on the GPU, from the bf16
+values: batch 0, the first FP8_SLICE_HEADS query heads, every row, every column):
+slice_max_abs_err = max |O - O_64|, slice_rel_l2_err = ||O - O_64||_2 / ||O_64||_2, and for the FP8
+rows slice_max_abs_err_dequant against the float64 reference of the dequantized codes (the
+kernel's own error, without the quantization's); error_slice names the slice and fp8_descales the
+descales. TFLOP/s use the same FLOP convention as every row (the FP8 forward does the same
+products). With FP8 configs the run ends with a short table (fp8_table()): per (d, causal, N)
+the FP8 TFLOP/s, its ratio to the best bf16 ioattn and to cuDNN bf16, and the slice errors.
+With bf16 also in --dtypes the bf16 rows of the FP8 configs are a second measurement (study fp8)
+beside the bench rows.
 
 --preset heldout measures the points of the simulator's held-out set (issue #11) that no
 committed run has: d = 256 at N 2k and 8k (v05, SDPA flash), GQA 32 query / 8 K/V heads at d =
@@ -83,6 +104,7 @@ method) and DIR/bench.csv (tidy, one row per (sample, config, pass, impl)), rewr
 config so a time cap keeps what ran. Never edit them by hand.
 """
 import argparse
+import math
 import os
 import sys
 import time
@@ -102,6 +124,12 @@ SCALAR_MAX_N = "v01_naive=2048,v02_fa1=4096,v03b_splitkv_scalar=4096,v03_fa2_sca
 CONFIG_COLS = ["br", "bc", "stages", "threads", "smem_bytes", "ctas_per_sm", "grid_x", "grid_y", "grid_z",
                "grid_order", "launches", "splits"]
 DTYPE_NAMES = ("bf16", "fp16")
+FP8_NAME = "fp8_e4m3"  # --dtypes fp8_e4m3: the FP8 configs (module docstring)
+FP8_VARIANT = "v09_fp8_wgmma"
+FP8_BF16_BEST = ("v08_fa3_warpspec", "v06_fa2_wgmma")  # the best bf16 ioattn forward, then its fallback
+FP8_SLICE_HEADS = 2  # the error slice: batch 0, the first 2 query heads, all rows
+FP8_COLS = ["slice_max_abs_err", "slice_rel_l2_err", "slice_max_abs_err_dequant", "error_slice", "fp8_descales"]
+SDPA_FP8 = {}  # backend -> 'ok' or why not: probe_sdpa_fp8(), at the start of a run with FP8 configs
 DTYPES = {}  # name -> torch dtype, filled by import_torch()
 PASSES = ("fwd", "bwd", "fwdbwd")
 FLOP_FACTOR = {"fwd": 1.0, "bwd": 2.5, "fwdbwd": 3.5}  # include/ioattn/flops.hpp
@@ -190,6 +218,7 @@ def empty_row(impl, pass_, dname, d, causal, n, b, h, sample, hkv=None):
     row.update({c: "" for c in CONFIG_COLS})
     row.update(forward_kernel="", peak_extra_mib=None, max_abs_diff_vs_flash=None, limit="", error="")
     row.update(heads_kv=hkv or h)
+    row.update({c: "" for c in FP8_COLS})  # appended after heads_kv: FP8 configs only (module docstring)
     return row
 
 
@@ -243,7 +272,8 @@ def main(argv=None):
                     help="heldout: the simulator's missing held-out points (d256, GQA 32q/8kv, N 32k/64k; "
                          "fwd, bf16, both causal; ~150 s with --samples 2); fixes the grid, the variants and the peers")
     ap.add_argument("--passes", default="fwd", help="comma list of fwd, bwd, fwdbwd (default: fwd)")
-    ap.add_argument("--dtypes", default="", help="comma list of dtypes to run (default: bf16,fp16)")
+    ap.add_argument("--dtypes", default="", help="comma list of bf16, fp16, fp8_e4m3 (default: bf16,fp16; fp8_e4m3: "
+                    "the FP8 configs, forward only)")
     ap.add_argument("--seqlens", default="", help="comma list of N (default: 512..16384; --quick: 1024,4096)")
     ap.add_argument("--head-dims", default="", help="comma list of d, e.g. 64,128,256 (default: 64,128; --quick: 128)")
     ap.add_argument("--heads", type=int, default=0, help="query heads (default: 2048 / d, the FA2 grid's hidden 2048)")
@@ -300,10 +330,12 @@ def main(argv=None):
         dims = parse_ints(args.head_dims, "--head-dims")
     dtypes = ["bf16"] if args.quick else list(DTYPE_NAMES)
     if args.dtypes:
-        unknown = set(args.dtypes.split(",")) - set(DTYPE_NAMES)
+        unknown = set(args.dtypes.split(",")) - set(DTYPE_NAMES) - {FP8_NAME}
         if unknown:
-            ap.error(f"--dtypes: unknown {sorted(unknown)} (known: {sorted(DTYPE_NAMES)})")
-        dtypes = [k for k in DTYPE_NAMES if k in args.dtypes.split(",")]
+            ap.error(f"--dtypes: unknown {sorted(unknown)} (known: {sorted(DTYPE_NAMES + (FP8_NAME,))})")
+        dtypes = [k for k in DTYPE_NAMES + (FP8_NAME,) if k in args.dtypes.split(",")]
+        if FP8_NAME in dtypes and passes != ["fwd"]:
+            raise SystemExit(f"bench_sdpa.py: --dtypes {FP8_NAME} is forward only: drop --passes {args.passes}")
     points = grid_points(args, dims, seqlens, dtypes)
     if args.preset:
         names = sorted({i for p in points for i in p.only})
@@ -313,6 +345,9 @@ def main(argv=None):
         variants = args.variants or "<every registered forward>"
         for p in points:
             impls = sorted(p.only) if p.only else peers + [f"ioattn:{v}" for v in variants.split(",")]
+            if p.dname == FP8_NAME:
+                impls = [f"ioattn:{FP8_VARIANT} (fp8)", f"ioattn:{FP8_BF16_BEST[0]} or {FP8_BF16_BEST[1]} (bf16)",
+                         "sdpa:cudnn (bf16)", "sdpa FP8 backends the probe finds"]
             print(f"{p.label()} causal 0,1 passes {','.join(passes)}: {' '.join(impls)}")
         print(f"{len(points)} configs x 2 causal x {args.samples} samples")
         return 0
@@ -344,6 +379,9 @@ def main(argv=None):
     flush = None if args.flush_l2 == "auto" else args.flush_l2 == "on"
     scalar_dtypes = set(args.scalar_dtypes.split(","))
     timing.prepare()
+    if any(p.dname == FP8_NAME for p in points):
+        SDPA_FP8.clear()
+        SDPA_FP8.update(probe_sdpa_fp8())
     context = timing.run_context(commit=args.commit or None, out_dir=args.out, flop_convention=FLOP_CONVENTION,
                                  passes=passes, samples=args.samples, reps=args.reps,
                                  time_per_impl_s=args.time_per_impl,
@@ -352,6 +390,11 @@ def main(argv=None):
                                              bwd_max_n=args.scalar_bwd_max_n, reps=args.scalar_reps),
                                  naive_max_n=args.naive_max_n, fwdbwd_forward=args.fwdbwd_forward,
                                  peers=peers, preset=args.preset or "",
+                                 sdpa_fp8=dict(SDPA_FP8) if SDPA_FP8 else "not probed (no fp8 configs)",
+                                 fp8=(dict(variant=FP8_VARIANT, bf16_best=list(FP8_BF16_BEST), descales="per tensor, "
+                                           "amax / 448 (ioattn.quantize_fp8)", slice=slice_name(), out_dtype="bf16",
+                                           reference="torch float64 on the GPU, from the bf16 values")
+                                      if SDPA_FP8 else ""),
                                  seed="torch.manual_seed(N * 1000 + d) per config, the same in every sample",
                                  complete=False)
     rows = []
@@ -371,6 +414,8 @@ def main(argv=None):
             break
     context.update(complete=not stopped, stopped=stopped, elapsed_s=round(time.monotonic() - t0, 1))
     timing.write_results(args.out, "bench", rows, context)
+    if any(r["study"] == "fp8" for r in rows):
+        print("\n".join(fp8_table(rows)), flush=True)
     print(stopped or f"bench: {args.samples} samples in {time.monotonic() - t0:.0f} s", flush=True)
     return 0
 
@@ -420,10 +465,19 @@ def sdpa_fn(inp, pass_, backend, causal):
     return fn, state
 
 
-def ioattn_fn(inp, pass_, name, fwd_name, causal, b, h, n, d):
+def ioattn_fn(inp, pass_, name, fwd_name, causal, b, h, n, d, dname=""):
     """The timed call of an ioattn variant for a pass (outputs preallocated here, after the caller
-    reset the peak-memory counter), and its o, lse (for bwd: written once, before)."""
+    reset the peak-memory counter), and its o, lse (for bwd: written once, before). dname FP8: the
+    forward on inp.fp8's codes and descales, O in q's (bf16) dtype."""
     q, k, v = inp.q, inp.k, inp.v
+    if pass_ == "fwd" and dname == FP8_NAME:
+        f8 = inp.fp8
+        o, lse = torch.empty_like(q), torch.empty((b, h, n), device=q.device, dtype=torch.float32)
+
+        def fn():
+            return ioattn.forward(f8["q"], f8["k"], f8["v"], kernel=name, causal=causal, out=o, lse=lse,
+                                  q_descale=f8["qd"], k_descale=f8["kd"], v_descale=f8["vd"], out_dtype=q.dtype)[0]
+        return fn
     if pass_ == "fwd":
         o, lse = torch.empty_like(q), torch.empty((b, h, n), device=q.device, dtype=torch.float32)
 
@@ -468,6 +522,8 @@ def peer_refusal(impl):
 
 def bench_config(args, passes, sample, p, variants, bwd_variants, peers, max_n, scalar_dtypes, flush, free0):
     """Rows of every (pass, implementation) at one (sample, config), both causal settings."""
+    if p.dname == FP8_NAME:
+        return bench_fp8_config(args, sample, p, flush, free0)
     b, h, hkv, n, d, dname, dt = p.b, p.h, p.hkv, p.n, p.d, p.dname, DTYPES[p.dname]
     rows = []
     torch.manual_seed(n * 1000 + d)
@@ -514,10 +570,12 @@ def bench_config(args, passes, sample, p, variants, bwd_variants, peers, max_n, 
 
 
 def bench_one(args, pass_, impl, backend, inp, sample, b, h, n, d, dname, causal, flops, fwd_name, max_n,
-              scalar_dtypes, flush, free0, ref, problem_bytes, hkv=None):
-    """One row: (pass, impl) at one config."""
+              scalar_dtypes, flush, free0, ref, problem_bytes, hkv=None, err=None, study="bench"):
+    """One row: (pass, impl) at one config. err: None, or x -> {column: value} of the first call's
+    output (an FP8 config's slice errors); study: the row's study (fp8 for an FP8 config's rows)."""
     name = impl.split(":", 1)[1]
     row = empty_row(impl, pass_, dname, d, causal, n, b, h, sample, hkv)
+    row["study"] = study
     hkv = hkv or h
     reps, max_time = args.reps, args.time_per_impl
     peer = impl.startswith("peer:")
@@ -577,7 +635,9 @@ def bench_one(args, pass_, impl, backend, inp, sample, b, h, n, d, dname, causal
         state["base"] = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
         if backend is None and not peer:
-            fn = ioattn_fn(inp, pass_, name, fwd_name, causal, b, h, n, d)
+            fn = ioattn_fn(inp, pass_, name, fwd_name, causal, b, h, n, d, dname)
+        elif not peer and dname == FP8_NAME:
+            fn = sdpa_fp8_fn(inp, backend, causal)
         elif not peer:
             fn, fn_state = sdpa_fn(inp, pass_, backend, causal)
             state["fn"] = fn_state
@@ -590,6 +650,8 @@ def bench_one(args, pass_, impl, backend, inp, sample, b, h, n, d, dname, causal
                 ref["x"] = x
             elif ref.get("x") is not None and x is not None:
                 row["max_abs_diff_vs_flash"] = (x.float() - ref["x"].float()).abs().max().item()
+            if err is not None and x is not None:
+                row.update(err(x))
 
         r = timing.time_call(fn, problem_bytes=problem_bytes, flush_l2=flush, reps=reps, min_reps=min(3, reps),
                              max_time_s=max_time, first_call=first)
@@ -614,6 +676,165 @@ def bench_one(args, pass_, impl, backend, inp, sample, b, h, n, d, dname, causal
     torch.cuda.synchronize()
     state.clear()
     return log(row)
+
+
+# ---- FP8 configs (--dtypes fp8_e4m3; module docstring) ------------------------------------------------
+
+def slice_name(heads=FP8_SLICE_HEADS):
+    return f"batch 0, query heads 0-{heads - 1}, all rows and columns"
+
+
+def probe_sdpa_fp8():
+    """{backend: 'ok' or its error}: one tiny float8_e4m3fn SDPA call per fast backend (flash, cuDNN)."""
+    out = {}
+    x = torch.randn(1, 2, 128, 64, device="cuda").to(torch.float8_e4m3fn)
+    for name in ("sdpa:flash", "sdpa:cudnn"):
+        try:
+            with sdpa_kernel(SDPA[name]):
+                F.scaled_dot_product_attention(x, x, x)
+            torch.cuda.synchronize()
+            out[name] = "ok"
+        except Exception as e:  # noqa: BLE001 - any failure means: no FP8 path in this backend
+            out[name] = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:160]}"
+    return out
+
+
+def slice_reference(q, k, v, causal, heads=FP8_SLICE_HEADS, descales=(1.0, 1.0, 1.0)):
+    """float64 O of batch 0, query heads [0, heads) (N_q, heads, d), from BSHD q (B, Nq, Hq, d), k, v
+    (B, Nk, Hkv, d) on their device (times per-tensor descales: the dequantized codes); scale
+    1/sqrt(d), causal bottom-right aligned (problem.hpp)."""
+    nq, hq, d = q.shape[1], q.shape[2], q.shape[3]
+    nk, g = k.shape[1], q.shape[2] // k.shape[2]
+    qs, ks, vs = descales
+    outs = []
+    for hh in range(min(heads, hq)):
+        qh = q[0, :, hh, :].float().double() * qs  # .float() first: FP8 codes convert to float32 exactly
+        kh, vh = k[0, :, hh // g, :].float().double() * ks, v[0, :, hh // g, :].float().double() * vs
+        sc = (qh @ kh.transpose(0, 1)) / math.sqrt(d)
+        if causal:
+            i = torch.arange(nq, device=q.device).view(-1, 1)
+            j = torch.arange(nk, device=q.device).view(1, -1)
+            sc = sc.masked_fill(j > i + (nk - nq), float("-inf"))
+        outs.append(torch.softmax(sc, dim=-1) @ vh)
+        del sc
+    return torch.stack(outs, dim=1)
+
+
+def slice_errors(x, ref, ref_dequant=None, out_scale=1.0):
+    """The slice error columns of output x (BSHD, any float dtype) against float64 references."""
+    o = x[0, :, :ref.shape[1], :].double() * out_scale
+    cols = dict(slice_max_abs_err=(o - ref).abs().max().item(),
+                slice_rel_l2_err=((o - ref).norm() / ref.norm()).item(), error_slice=slice_name(ref.shape[1]))
+    if ref_dequant is not None:
+        cols["slice_max_abs_err_dequant"] = (o - ref_dequant).abs().max().item()
+    return cols
+
+
+def sdpa_fp8_fn(inp, backend, causal):
+    """The timed call of an SDPA FP8 backend on the codes (BHSD views), scale * q_descale * k_descale;
+    its O is in FP8 units of V (the error hook multiplies by v_descale, outside the timed call)."""
+    f8 = inp.fp8
+    qt, kt, vt = (f8[x].transpose(1, 2) for x in ("q", "k", "v"))
+    gqa = dict(enable_gqa=True) if kt.shape[1] != qt.shape[1] else {}
+    sc = f8["qd"] * f8["kd"] / math.sqrt(qt.shape[-1])
+
+    def fn():
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, scale=sc, **gqa).transpose(1, 2)
+    return fn
+
+
+def fp8_best_bf16(b, h, hkv, n, d, causal):
+    """The best bf16 ioattn forward that takes this problem: FP8_BF16_BEST in order (the registry's answer)."""
+    registered = list(ioattn.kernels())
+    for name in FP8_BF16_BEST:
+        if name in registered:
+            try:
+                ioattn.kernel_config(name, b, h, hkv, n, n, d, "bf16", causal=causal, window=(-1, -1))
+                return name
+            except ioattn.IoattnError:
+                continue
+    return FP8_BF16_BEST[-1]  # its row then says why it is refused
+
+
+def bench_fp8_config(args, sample, p, flush, free0):
+    """Rows of an FP8 config (module docstring): FP8_VARIANT on per-tensor codes of the config's bf16
+    inputs, the best bf16 ioattn forward and SDPA cuDNN on those bf16 inputs, SDPA FP8 backends the
+    probe found; each with its slice errors against float64; both causal settings."""
+    b, h, hkv, n, d = p.b, p.h, p.hkv, p.n, p.d
+    rows = []
+    torch.manual_seed(n * 1000 + d)  # the bf16 config's seed and draws: the same values
+    inp = Inputs(b, h, n, d, torch.bfloat16, False, hkv)
+    inp.fwd_state = {}
+    f8 = {}
+    for x in ("q", "k", "v"):
+        f8[x], f8[x + "d"] = ioattn.quantize_fp8(getattr(inp, x))
+    inp.fp8 = f8
+    descales = f"q={f8['qd']:.6g};k={f8['kd']:.6g};v={f8['vd']:.6g}"
+    kv = inp.k.nbytes + inp.v.nbytes
+    bytes_bf16 = 2 * inp.q.nbytes + kv + b * h * n * 4
+    bytes_fp8 = inp.q.nbytes // 2 + kv // 2 + inp.q.nbytes + b * h * n * 4  # 1-byte q, k, v; bf16 O; LSE
+    fp8_backends = [x for x, why in SDPA_FP8.items() if why == "ok"]
+    for causal in (False, True):
+        flops = fwd_flops(b, h, n, d, causal)
+        ref = slice_reference(inp.q, inp.k, inp.v, causal)
+        ref_dq = slice_reference(f8["q"], f8["k"], f8["v"], causal, descales=(f8["qd"], f8["kd"], f8["vd"]))
+        best = fp8_best_bf16(b, h, hkv, n, d, causal)
+        impls = [("ioattn:" + FP8_VARIANT, None, FP8_NAME), ("ioattn:" + best, None, "bf16"),
+                 ("sdpa:cudnn", SDPA["sdpa:cudnn"], "bf16")]
+        impls += [(x + "_fp8", SDPA[x], FP8_NAME) for x in fp8_backends]
+        for impl, backend, dname in impls:
+            fp8_row = dname == FP8_NAME
+            scale = f8["vd"] if (fp8_row and backend is not None) else 1.0
+
+            def err(x, fp8_row=fp8_row, scale=scale, ref=ref, ref_dq=ref_dq):
+                return slice_errors(x, ref, ref_dq if fp8_row else None, out_scale=scale)
+            row = bench_one(args, "fwd", impl, backend, inp, sample, b, h, n, d, dname, causal, flops, "", {}, set(),
+                            flush, free0, {}, bytes_fp8 if fp8_row else bytes_bf16, hkv, err=err, study="fp8")
+            if fp8_row:
+                row["fp8_descales"] = descales
+            rows.append(row)
+        del ref, ref_dq
+    del inp, f8
+    ioattn.release_workspace()
+    torch.cuda.empty_cache()
+    return rows
+
+
+def fp8_table(rows):
+    """Lines of the FP8 summary: per (d, causal, N), the mean over samples of the FP8 row's TFLOP/s, its
+    ratio to the best bf16 ioattn row and to SDPA cuDNN bf16 of the same config, and the slice errors."""
+    by = {}
+    for r in rows:
+        if r.get("study") != "fp8" or r.get("status") != "ok":
+            continue
+        key = (int(r["head_dim"]), int(r["causal"]), int(r["seqlen"]))
+        kind = ("fp8" if r["impl"] == "ioattn:" + FP8_VARIANT else "cudnn" if r["impl"] == "sdpa:cudnn"
+                else "bf16" if r["impl"].startswith("ioattn:") else None)
+        if kind:
+            e = by.setdefault(key, {}).setdefault(kind, {"tf": [], "err": [], "name": r["impl"]})
+            e["tf"].append(float(r["tflops"]))
+            if r.get("slice_max_abs_err") not in (None, ""):
+                e["err"].append(float(r["slice_max_abs_err"]))
+
+    def mean(x):
+        return sum(x) / len(x) if x else None
+
+    def f(x, spec):
+        return format(x, spec) if x is not None else "-"
+    lines = ["fp8 summary (mean of samples; err = max |O - O_float64| on " + slice_name() + ")",
+             f"{'d':>4} {'causal':>6} {'N':>6} {'fp8 TF/s':>9} {'bf16 TF/s':>9} {'cuDNN TF/s':>10} "
+             f"{'x bf16':>7} {'x cuDNN':>7} {'err fp8':>9} {'err bf16':>9} {'err cuDNN':>9}  bf16 ioattn"]
+    for key in sorted(by):
+        e = by[key]
+        tf = {k: mean(e[k]["tf"]) if k in e else None for k in ("fp8", "bf16", "cudnn")}
+        er = {k: max(e[k]["err"]) if k in e and e[k]["err"] else None for k in ("fp8", "bf16", "cudnn")}
+        rb = tf["fp8"] / tf["bf16"] if tf["fp8"] and tf["bf16"] else None
+        rc = tf["fp8"] / tf["cudnn"] if tf["fp8"] and tf["cudnn"] else None
+        lines.append(f"{key[0]:>4} {key[1]:>6} {key[2]:>6} {f(tf['fp8'], '9.1f')} {f(tf['bf16'], '9.1f')} "
+                     f"{f(tf['cudnn'], '10.1f')} {f(rb, '7.2f')} {f(rc, '7.2f')} {f(er['fp8'], '9.2e')} "
+                     f"{f(er['bf16'], '9.2e')} {f(er['cudnn'], '9.2e')}  {e.get('bf16', {}).get('name', '-')}")
+    return lines
 
 
 def log(row):

@@ -27,6 +27,10 @@
 #             backward) is refused, nothing is written outside the outputs (rc 0 = pass)
 #   autograd  python/test_autograd.py: torch.autograd gradients of ioattn.attention vs SDPA under
 #             the error rule, torch.compile, opcheck (rc 0 = pass); cap T_AUTOGRAD (120 s)
+#   ring      python/test_ring.py: ring and Ulysses context-parallel attention, P = 1, 2, 4, 8
+#             simulated ranks on this one GPU (ioattn's kernels per block) vs single-GPU ioattn and
+#             float64 under the error rule, forward and backward; log ring.log (rc 0 = pass); cap
+#             T_RING (150 s). Only in RUN_STAGES (no mode lists it yet): RUN_STAGES=ring
 #   train     experiments/gpu/train_gpt.py: a small GPT trained with ioattn and with SDPA flash
 #             from one initialization (loss curves, step time, peak memory); cap T_TRAIN (130 s)
 #   example   python/example_compare_sdpa.py on two shapes
@@ -35,6 +39,12 @@
 #   bench     ioattn vs SDPA flash/cuDNN, the FA2 grid, two samples (bench_sdpa.py), passes
 #             $BENCH_PASSES (default fwd; mode backward: bwd,fwdbwd, --quick grid)
 #   tiles     v03_fa2_scalar over (Br, Bc) (bench_tiles.py)
+#   fp8       FP8 forward: v09_fp8_wgmma on per-tensor e4m3 codes of the bf16 inputs beside the best
+#             bf16 ioattn forward (v08, else v06) and SDPA cuDNN bf16 (and an SDPA FP8 backend if the
+#             probe finds one), FA2 grid N 512-16k at d 64/128/256, causal 0/1, two samples, TFLOP/s
+#             and the error on a slice vs float64 (bench_sdpa.py --dtypes fp8_e4m3; FP8_ARGS passed
+#             on); its own results folder fp8/ (bench.csv, bench.json, fp8.log); prints the FP8
+#             table; cap T_FP8 (170 s)
 #   layouts   python/test_layouts.py: forward_varlen and forward_paged vs a per-sequence reference
 #             and their refusals (rc 0 = pass); cap 90 s
 #   varlen    a packed batch of 16 sequences vs SDPA on the padded batch (bench_varlen.py;
@@ -55,6 +65,7 @@
 #            (120 s) one profile's cap
 #   bench    only the benchmark (two samples), budget 400 s
 #   decode   only the decode benchmark, budget 400 s
+#   fp8      only the FP8 forward benchmark (stage fp8), budget 200 s
 #   core     tests pybad ceilings bench, budget 400 s: the least one call needs for a committed
 #            run (T_TEST caps the tests, default 150 s; BENCH_ARGS are passed to bench_sdpa.py)
 #   backward backward pybad autograd train bench (bench: --passes bwd,fwdbwd --quick, two
@@ -75,9 +86,10 @@ case "$MODE" in
   ncu)     STAGES="ncu"; BUDGET=${NCU_CAP:-400} ;;
   bench)   STAGES="bench"; BUDGET=400 ;;
   decode)  STAGES="decode"; BUDGET=400 ;;
+  fp8)     STAGES="fp8"; BUDGET=200 ;;
   core)    STAGES="tests pybad ceilings bench"; BUDGET=400 ;;
   backward) STAGES="backward pybad autograd train bench"; BUDGET=570; BENCH_PASSES=${BENCH_PASSES:-bwd,fwdbwd} ;;
-  *) echo "run_h200.sh: unknown mode '$MODE' (check, measure, full, quick, recheck, ncu, bench, decode, core, backward)" >&2; exit 2 ;;
+  *) echo "run_h200.sh: unknown mode '$MODE' (check, measure, full, quick, recheck, ncu, bench, decode, fp8, core, backward)" >&2; exit 2 ;;
 esac
 BENCH_PASSES=${BENCH_PASSES:-fwd}
 BUDGET=${RUN_BUDGET:-$BUDGET}
@@ -189,6 +201,14 @@ if want autograd "${T_AUTOGRAD:-120}"; then
   tail -1 "$R/autograd.log" | tee -a "$R/summary.txt"
 fi
 
+stage "python ring attention test (simulated ranks on one GPU)"
+if want ring "${T_RING:-150}"; then
+  timeout "$CAP" python3 python/test_ring.py > "$R/ring.log" 2>&1
+  note "python ring test rc=$? (0: every case within the error rule; 1: a case failed; 77: skipped; 124: timed out)"
+  grep -E "^FAIL" "$R/ring.log" | head -20 | tee -a "$R/summary.txt"
+  tail -1 "$R/ring.log" | tee -a "$R/summary.txt"
+fi
+
 stage "train a small GPT (ioattn vs SDPA flash)"
 if want train "${T_TRAIN:-130}"; then
   timeout "$CAP" python3 experiments/gpu/train_gpt.py --out "$R" --time-budget-s $(( CAP > 40 ? CAP - 20 : CAP / 2 )) \
@@ -240,6 +260,19 @@ if want bench "$BENCH_WANT"; then
     --deadline-s $(( CAP > 80 ? CAP - 40 : CAP / 2 )) > "$R/bench.log" 2>&1
   note "bench rc=$?"
   tail -1 "$R/bench.log" | tee -a "$R/summary.txt"
+fi
+
+stage "fp8 forward (v09 vs the best bf16 ioattn and cuDNN bf16)"
+if want fp8 "${T_FP8:-170}"; then
+  mkdir -p "$R/fp8"
+  timeout 60 python3 python/test_fp8_cpu.py > "$R/fp8/test_fp8_cpu.log" 2>&1
+  note "python FP8 logic test (CPU) rc=$? (0: pass; 1: a check failed; 77: skipped)"
+  tail -1 "$R/fp8/test_fp8_cpu.log" | tee -a "$R/summary.txt"
+  timeout "$CAP" python3 experiments/gpu/bench_sdpa.py --out "$R/fp8" --dtypes fp8_e4m3 --head-dims 64,128,256 \
+    --samples 2 ${FP8_ARGS:-} --deadline-s $(( CAP > 60 ? CAP - 30 : CAP / 2 )) > "$R/fp8/fp8.log" 2>&1
+  note "fp8 bench rc=$? (0: ran; rows of a refused or failed implementation say why in bench.csv)"
+  grep -A60 "^fp8 summary" "$R/fp8/fp8.log" | tee -a "$R/summary.txt"
+  tail -1 "$R/fp8/fp8.log" | tee -a "$R/summary.txt"
 fi
 
 stage decode
