@@ -1,5 +1,6 @@
 // kernels/capi.cpp: the C ABI of the kernels (libioattn_capi.so), for Python's ctypes and any
 // other language. No C++ types cross it: plain integers, doubles, strings and device pointers.
+// The declarations are in include/ioattn/capi.h (plain C; included below, so they cannot drift).
 //
 // The problem fields, in this order wherever they appear below ("...problem fields..."):
 //   kernel (a variant name), batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim (int64),
@@ -100,6 +101,7 @@
 #include <utility>
 #include <vector>
 
+#include "ioattn/capi.h"  // the declarations of the entry points below (C linkage)
 #include "kernels/backward.hpp"
 #include "kernels/harness.hpp"  // gpu_unavailable
 #include "kernels/launch.hpp"
