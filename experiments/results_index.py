@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parent.parent
 # fast: the forward benchmark of the newest fast rungs against the peers (issue 13), kept apart
 # from bench (the whole ladder in one run) until one run has every rung.
 # fp8: the FP8 forward benchmark (bench_sdpa.py --dtypes fp8_e4m3; its rows have study fp8), read by
-# paper/gen_numbers.py's precision().
+# paper/gen_fp8.py (precision(), called by paper/gen_numbers.py).
 ROLE_FILES = {"bench": "bench.csv", "ncu": "ncu.csv", "tiles": "tiles.csv", "bwd": "bench.csv",
               "train": "train_gpt.json", "fast": "bench.csv", "fp8": "bench.csv"}
 ROLES = tuple(ROLE_FILES)

@@ -559,7 +559,9 @@ def forward(q, k, v, kernel="v05_fa2_fast", causal=False, window=(-1, -1), scale
 
     fp8 = _fp8_args(torch, q, k, q_descale, k_descale, v_descale, out_dtype)
     if fp8 is not None:
-        if kernel is None and isinstance(q, torch.Tensor) and q.dim() == 4 and isinstance(k, torch.Tensor) and k.dim() == 4:
+        if kernel is None:  # the tensors checked first, then the registry's choice for the problem
+            _check_forward_args(torch, q, k, v, "auto", causal, window, scale, br, bc, splits, out, lse,
+                                out_dtype=fp8[3])
             kernel = _choose("fwd", *_problem_of(q, k), causal, window, device=_device_index(q))
         return _forward_fp8(torch, q, k, v, kernel, causal, window, scale, br, bc, splits, out, lse, *fp8)
     _check_forward_args(torch, q, k, v, kernel, causal, window, scale, br, bc, splits, out, lse)

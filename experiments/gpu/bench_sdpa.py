@@ -722,7 +722,7 @@ def slice_reference(q, k, v, causal, heads=FP8_SLICE_HEADS, descales=(1.0, 1.0, 
 
 def slice_errors(x, ref, ref_dequant=None, out_scale=1.0):
     """The slice error columns of output x (BSHD, any float dtype) against float64 references."""
-    o = x[0, :, :ref.shape[1], :].double() * out_scale
+    o = x[0, :, :ref.shape[1], :].float().double() * out_scale  # .float() first: an FP8 output converts exactly
     cols = dict(slice_max_abs_err=(o - ref).abs().max().item(),
                 slice_rel_l2_err=((o - ref).norm() / ref.norm()).item(), error_slice=slice_name(ref.shape[1]))
     if ref_dequant is not None:
