@@ -1,9 +1,9 @@
 // kernels/fwd_wgmma_common.hpp: the device pieces the Hopper wgmma forwards share (v06_fa2_wgmma,
 // v08_fa3_warpspec): the two products of a tile issued as wgmma, the boundary mask, the online
-// softmax with lazy rescaling, and P packed into the A operand of O += P V. These are v06's
-// functions (issue_pv also takes d = 256 here, for v08); v06 still carries its own file-local copy
-// (it was being changed by other work when this header was made). Switching v06 to this header and
-// deleting its copy is the next refactor (check that v06's SASS stays the same with cuobjdump -sass).
+// softmax with lazy rescaling, and P packed into the A operand of O += P V. These were v06's
+// functions (issue_pv also takes d = 256 here, for v08); v06 now uses them and has no copy (its
+// SASS before and after the move: kernels/dev/sass_compare.py, kernels/dev/NOTES.md). The per-row
+// softmax and epilogue rules they use are those of every fast rung: kernels/fwd_common.hpp.
 //
 // A tile description Tl provides kD (head dim), kBr (query rows of the block's shared Q tile) and
 // kBc (keys per tile). Shared tiles are 128-byte swizzled: a tile of R rows x d columns is d/64
@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/fwd_common.hpp"
 #include "kernels/platform/fragment.hpp"
 #include "kernels/platform/platform.hpp"
 #include "kernels/platform/wgmma.hpp"
@@ -79,14 +80,13 @@ __device__ __forceinline__ void mask_tile(float (&r_S)[kBc / 2], const int (&key
     }
 }
 
-// Online softmax of one S tile with lazy rescaling (v05): the running max m_i moves only when a
-// row max grows by more than 2^kLazyLog2, so P <= 2^8 (safe in fp16/bf16). Overwrites S with
+// Online softmax of one S tile with lazy rescaling (fwd::max_moves): the running max m_i moves only
+// when a row max grows by more than 2^kLazyLog2, so P <= 2^8 (safe in fp16/bf16). Overwrites S with
 // P = exp2(S scale log2 e - m) in place (fp32), updates m_i and l_i and returns whether this warp
 // must multiply its O rows by alpha (warp-uniform).
 template <int kBc>
 __device__ __forceinline__ bool softmax_tile(float (&r_S)[kBc / 2], float (&m_i)[2], float (&l_i)[2],
                                              float (&alpha)[2], float sl2) {
-  constexpr int kLazyLog2 = 8;
   float m_tile[2] = {-INFINITY, -INFINITY};
 #pragma unroll
   for (int x = 0; x < kBc / 2; ++x) m_tile[(x % 4) / 2] = fmaxf(m_tile[(x % 4) / 2], r_S[x]);
@@ -94,7 +94,7 @@ __device__ __forceinline__ bool softmax_tile(float (&r_S)[kBc / 2], float (&m_i)
 #pragma unroll
   for (int s = 0; s < 2; ++s) {
     m_tile[s] = frag::row_allreduce_max(m_tile[s]);
-    grow[s] = (m_tile[s] - m_i[s]) * sl2 > kLazyLog2;
+    grow[s] = fwd::max_moves(m_tile[s], m_i[s], sl2);
     any_grow |= grow[s];
   }
   const bool rescale = frag::warp_any(any_grow);
@@ -102,16 +102,16 @@ __device__ __forceinline__ bool softmax_tile(float (&r_S)[kBc / 2], float (&m_i)
   for (int s = 0; s < 2; ++s) {  // selects, not branches (see mask_tile)
     const bool move = rescale && grow[s];
     const float m_new = move ? m_tile[s] : m_i[s];
-    alpha[s] = move ? frag::fast_exp2((m_i[s] - m_new) * sl2) : 1.f;
+    alpha[s] = move ? fwd::rescale_factor(m_i[s], m_new, sl2) : 1.f;
     m_i[s] = m_new;
     l_i[s] *= alpha[s];
   }
   float m_scaled[2];
 #pragma unroll
-  for (int s = 0; s < 2; ++s) m_scaled[s] = m_i[s] == -INFINITY ? 0.f : m_i[s] * sl2;
+  for (int s = 0; s < 2; ++s) m_scaled[s] = fwd::exp2_offset(m_i[s], sl2);
 #pragma unroll
   for (int x = 0; x < kBc / 2; ++x) {
-    r_S[x] = frag::fast_exp2(fmaf(r_S[x], sl2, -m_scaled[(x % 4) / 2]));
+    r_S[x] = fwd::p_of(r_S[x], sl2, m_scaled[(x % 4) / 2]);
     l_i[(x % 4) / 2] += r_S[x];
   }
   return rescale;

@@ -19,7 +19,10 @@
 // as d/64 panels of R rows x 128 bytes; in row r the 16-byte chunk c sits at chunk c ^ (r % 8),
 // so 8 consecutive rows of one chunk hit 8 different bank groups. cp.async writes that layout
 // directly. Each warp still owns 16 query rows; the online softmax (lazy rescaling), the masks,
-// the pipeline and the tile skipping are v05's.
+// the pipeline and the tile skipping are v05's. Shared code: the wgmma products, mask, softmax and
+// P packing in kernels/fwd_wgmma_common.hpp (with v08), the per-row rules, key tiles, epilogue
+// rules, configuration table and tuning hooks in kernels/fwd_common.hpp (with v05); this file
+// keeps its tile struct, its swizzled cp.async loads and its overlapped loop.
 //
 // Tiling: a block is kWG warpgroups, each owning 64 query rows (Br = 64 kWG); Bc keys per tile;
 // kStages-deep cp.async pipeline. Per thread: O d/2 + S Bc/2 fp32 registers + P Bc/4.
@@ -59,12 +62,13 @@
 // Varlen: ioattn run --kernel v06_fa2_wgmma --seqlens-q 1000,0,1,513 --seqlens-k 1000,7,1,2000 --heads-q 8 --heads-kv 2 --head-dim 128 --dtype bf16 --causal --check
 #include <cmath>
 #include <cstdint>
-#include <iterator>
 #include <string>
 #include <type_traits>
 #include <utility>
 
 #include "kernels/attn_view.hpp"
+#include "kernels/fwd_common.hpp"
+#include "kernels/fwd_wgmma_common.hpp"
 #include "kernels/launcher.hpp"
 #include "kernels/layout_rows.hpp"
 #include "kernels/platform/fragment.hpp"
@@ -132,96 +136,14 @@ __device__ inline void load_swizzled(uint8_t* s, const T* g, int64_t row_stride,
 }
 
 #if defined(IOATTN_V06_WGMMA)
-// S = Q K^T for one tile, issued (the caller commits and waits): d/16 MMAs of
-// k = 16; the kk-th 16-column slice of a swizzled row starts 32 kk bytes into its 64-column panel.
-template <class T, class Tl>
-__device__ __forceinline__ void issue_qk(float (&r_S)[Tl::kBc / 2], uint32_t q_addr, uint32_t k_addr) {
-  wg::fence_regs(r_S);
-  wg::fence();
-#pragma unroll
-  for (int kk = 0; kk < Tl::kD / 16; ++kk) {
-    const uint64_t dq = wg::desc(q_addr + (kk / 4) * (Tl::kBr * 128) + (kk % 4) * 32, 16, 1024);
-    const uint64_t dk = wg::desc(k_addr + (kk / 4) * (Tl::kBc * 128) + (kk % 4) * 32, 16, 1024);
-    if constexpr (Tl::kBc == 64) wg::wgmma_ss_n64<T>(r_S, dq, dk, kk > 0);
-    else wg::wgmma_ss_n128<T>(r_S, dq, dk, kk > 0);
-  }
-}
-
-// O += P V for one tile, issued (the caller commits and waits): Bc/16 MMAs of k = 16 keys; the
-// g-th 16-key slice of V starts 16 rows x 128 bytes in. r_P must stay untouched until it completes.
-template <class T, class Tl>
-__device__ __forceinline__ void issue_pv(float (&r_O)[Tl::kD / 2], const uint32_t (&r_P)[Tl::kBc / 16][4],
-                                         uint32_t v_addr, uint32_t v_lbo, uint32_t v_sbo) {
-  wg::fence_regs(r_O);
-  wg::fence();
-#pragma unroll
-  for (int g = 0; g < Tl::kBc / 16; ++g) {
-    const uint64_t dv = wg::desc(v_addr + g * 16 * 128, v_lbo, v_sbo);
-    if constexpr (Tl::kD == 64) wg::wgmma_rs_n64<T>(r_O, r_P[g], dv, 1);
-    else wg::wgmma_rs_n128<T>(r_O, r_P[g], dv, 1);
-  }
-}
-
-// Boundary tiles: -inf outside each row's visible keys [key_lo[s], key_hi[s]) (this thread's
-// rows lane/4 + 8s of its warp). Atom t holds r_S[4t .. 4t+3], columns j0 + 8t + c_col. Selects,
-// no branch, so it may run while a wgmma is in flight.
-template <int kBc>
-__device__ __forceinline__ void mask_tile(float (&r_S)[kBc / 2], const int (&key_lo)[2], const int (&key_hi)[2],
-                                          int j0, int lane) {
-#pragma unroll
-  for (int t = 0; t < kBc / 8; ++t)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int s = e / 2, col = j0 + 8 * t + frag::c_col(lane, e);
-      r_S[4 * t + e] = col >= key_lo[s] && col < key_hi[s] ? r_S[4 * t + e] : -INFINITY;
-    }
-}
-
-// Online softmax of one S tile with lazy rescaling (v05): the running max m_i moves only when a
-// row max grows by more than 2^kLazyLog2, so P <= 2^8 (safe in fp16/bf16). Overwrites S with
-// P = exp2(S scale log2 e - m) in place (fp32), updates m_i and l_i and returns whether this warp
-// must multiply its O rows by alpha (warp-uniform).
-template <int kBc>
-__device__ __forceinline__ bool softmax_tile(float (&r_S)[kBc / 2], float (&m_i)[2], float (&l_i)[2],
-                                             float (&alpha)[2], float sl2) {
-  constexpr int kLazyLog2 = 8;
-  float m_tile[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-  for (int x = 0; x < kBc / 2; ++x) m_tile[(x % 4) / 2] = fmaxf(m_tile[(x % 4) / 2], r_S[x]);
-  bool grow[2], any_grow = false;
-#pragma unroll
-  for (int s = 0; s < 2; ++s) {
-    m_tile[s] = frag::row_allreduce_max(m_tile[s]);
-    grow[s] = (m_tile[s] - m_i[s]) * sl2 > kLazyLog2;
-    any_grow |= grow[s];
-  }
-  const bool rescale = frag::warp_any(any_grow);
-#pragma unroll
-  for (int s = 0; s < 2; ++s) {  // selects, not branches (see mask_tile)
-    const bool move = rescale && grow[s];
-    const float m_new = move ? m_tile[s] : m_i[s];
-    alpha[s] = move ? frag::fast_exp2((m_i[s] - m_new) * sl2) : 1.f;
-    m_i[s] = m_new;
-    l_i[s] *= alpha[s];
-  }
-  float m_scaled[2];
-#pragma unroll
-  for (int s = 0; s < 2; ++s) m_scaled[s] = m_i[s] == -INFINITY ? 0.f : m_i[s] * sl2;
-#pragma unroll
-  for (int x = 0; x < kBc / 2; ++x) {
-    r_S[x] = frag::fast_exp2(fmaf(r_S[x], sl2, -m_scaled[(x % 4) / 2]));
-    l_i[(x % 4) / 2] += r_S[x];
-  }
-  return rescale;
-}
-
-// P (fp32, in the S accumulator layout) -> the A fragments of O += P V, 16 keys per MMA: the
-// accumulator layout of a 16x16 slice is mma.sync's A layout, so packing pairs is all it takes.
-template <class T, int kBc>
-__device__ __forceinline__ void pack_p(const float (&r_S)[kBc / 2], uint32_t (&r_P)[kBc / 16][4]) {
-#pragma unroll
-  for (int x = 0; x < kBc / 2; x += 2) r_P[x / 8][(x % 8) / 2] = frag::pack2<T>(r_S[x], r_S[x + 1]);
-}
+// The two products issued as wgmma (issue_qk, issue_pv), the boundary mask (mask_tile), the online
+// softmax (softmax_tile) and P packed into the A operand (pack_p): kernels/fwd_wgmma_common.hpp,
+// shared with v08.
+using fwd_wg::issue_pv;
+using fwd_wg::issue_qk;
+using fwd_wg::mask_tile;
+using fwd_wg::pack_p;
+using fwd_wg::softmax_tile;
 #endif  // IOATTN_V06_WGMMA
 
 // kLayout: a packed (varlen) and/or paged batch (lay; layout_rows.hpp): sequence b = blockIdx.x /
@@ -270,10 +192,8 @@ __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
   const MaskSpec& mask = kLayout ? mask_seq : a.mask;
   const int i1 = min(i0 + kBr, seqlen_q);
 
-  const int kb_blk = static_cast<int>(mask.block_key_begin(i0, i1));
-  const int ke_blk = static_cast<int>(mask.block_key_end(i0, i1));
-  const int j_first = kb_blk / kBc;
-  const int j_last = ke_blk > kb_blk ? (ke_blk + kBc - 1) / kBc : j_first;
+  const fwd::KeyTiles tiles = fwd::block_key_tiles(mask, i0, i1, kBc);
+  const int j_first = tiles.first, j_last = tiles.last;
   auto k_stage = [&](int j) { return s_K + ((j - j_first) % kStages) * Tl::kKVBytes; };
   auto v_stage = [&](int j) { return s_V + ((j - j_first) % kStages) * Tl::kKVBytes; };
   // Copy group n: K_n and V_{n - kVLag}, each where it exists; one commit per group, always.
@@ -402,16 +322,12 @@ __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
   for (int s = 0; s < 2; ++s) {
     const int i = wi0 + lane / 4 + 8 * s;
     if (i >= seqlen_q) continue;
-    const float inv_l = l_i[s] > 0.f ? 1.f / l_i[s] : 0.f;
+    const float inv_l = fwd::inv_row_sum(l_i[s]);
 #pragma unroll
     for (int t = 0; t < kD / 8; ++t)  // HBM write: O_i, once
       *reinterpret_cast<uint32_t*>(g_O + i * q_stride + 8 * t + 2 * (lane % 4)) =
           frag::pack2<T>(r_O[4 * t + 2 * s] * inv_l, r_O[4 * t + 2 * s + 1] * inv_l);
-    if (lane % 4 == 0) {
-      const float lse = l_i[s] > 0.f ? m_i[s] * a.scale + logf(l_i[s]) : -INFINITY;
-      if constexpr (kLayout) g_LSE_h[i] = lse;
-      else g_LSE[a.lse_offset(b, h, i)] = lse;
-    }
+    if (lane % 4 == 0) fwd::store_lse<kLayout>(g_LSE_h, g_LSE, a, b, h, i, fwd::row_lse(m_i[s], l_i[s], a.scale));
   }
 #else
   (void)a, (void)lay, (void)g_Q_all, (void)g_K_all, (void)g_V_all, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo;
@@ -433,19 +349,12 @@ __global__ void wgmma_probe_kernel(int* out) {
 // the two to check the reading (g_v_desc_swapped = 1); the swapped pair reads outside the tile.
 int g_v_desc_swapped = 0;
 
-struct Config {
-  int d, br, bc;
-  const char* name;
-  LaunchStatus (*launch)(const AttnView&, const SeqLayout*, const DeviceTensors&, DType, const Launcher&);
-};
-
 // lay: null for a dense problem (the dense kernel), else the packed/paged batch (the kLayout kernel,
 // built for the overlapping configurations only).
 template <class Tl>
 LaunchStatus launch_tile(const AttnView& a, const SeqLayout* lay, const DeviceTensors& t, DType dt, const Launcher& L) {
-  const int64_t q_blocks = (a.seqlen_q + Tl::kBr - 1) / Tl::kBr;
-  if (q_blocks > 65535) return "v06_fa2_wgmma: seqlen_q must be <= " + std::to_string(65535 * Tl::kBr);
-  const dim3 grid(static_cast<unsigned>(a.batch * a.heads_q), static_cast<unsigned>(q_blocks));
+  dim3 grid;
+  if (auto e = fwd::query_grid("v06_fa2_wgmma", a, Tl::kBr, grid)) return e;
   uint32_t lbo = Tl::kBc * 128, sbo = 1024;
   if (g_v_desc_swapped == 1) std::swap(lbo, sbo);
   // The kernel reverses blockIdx.y (heavy query blocks first).
@@ -468,14 +377,16 @@ LaunchStatus launch_tile(const AttnView& a, const SeqLayout* lay, const DeviceTe
   });
 }
 
+// A fwd::Config table (kernels/fwd_common.hpp); the overlapping configurations also get the kLayout
+// kernel (packed/paged batches).
 #define V06_CONFIG(d, wgs, bc, st, mb, ov)                                                      \
-  Config{d, 64 * (wgs), bc, "d" #d "_wg" #wgs "_bc" #bc "_s" #st "_mb" #mb "_ov" #ov, \
-         &launch_tile<V06Tile<d, wgs, bc, st, mb, ov != 0>>}
+  fwd::Config{d, 64 * (wgs), bc, "d" #d "_wg" #wgs "_bc" #bc "_s" #st "_mb" #mb "_ov" #ov, \
+              &launch_tile<V06Tile<d, wgs, bc, st, mb, ov != 0>>, ov != 0}
 // The first configuration listed for a head dim is the default; --br/--bc pick the first one with
 // that tile. The kOverlap = 0 rows are reachable only through kernels/dev's tuning hooks (they
 // measure what the overlap buys). Only configurations checked on the H200 are listed
 // (kernels/dev/NOTES.md); V06Tile takes others for tuning with kernels/dev.
-const Config kConfigs[] = {
+const fwd::Config kConfigs[] = {
     V06_CONFIG(128, 2, 128, 3, 1, 1),
     V06_CONFIG(128, 2, 64, 3, 1, 1),
     V06_CONFIG(128, 2, 128, 3, 1, 0),
@@ -485,12 +396,6 @@ const Config kConfigs[] = {
     V06_CONFIG(64, 2, 64, 2, 1, 0),
 };
 #undef V06_CONFIG
-
-const Config* find_config(int64_t d, int br, int bc) {
-  for (const Config& c : kConfigs)
-    if (c.d == d && (br == 0 || br == c.br) && (bc == 0 || bc == c.bc)) return &c;
-  return nullptr;
-}
 
 // Whether the device code of this build has wgmma: asked once, on the first launch.
 LaunchStatus wgmma_available() {
@@ -521,14 +426,9 @@ LaunchStatus v06_fa2_wgmma_supports(const AttnProblem& p, const KernelOptions& o
   if (p.dtype == DType::fp32) return "v06_fa2_wgmma: dtype must be fp16 or bf16 (matrix cores take 16-bit inputs)";
   if (p.head_dim != 64 && p.head_dim != 128) return "v06_fa2_wgmma: head_dim must be 64 or 128";
   if (opt.splits) return "v06_fa2_wgmma takes no split-KV (--splits)";
-  if (!find_config(p.head_dim, opt.br, opt.bc)) {
-    std::string have;
-    for (const Config& c : kConfigs) {
-      const std::string tile = std::to_string(c.br) + "x" + std::to_string(c.bc);
-      if (c.d == p.head_dim && have.find(tile) == std::string::npos) have += (have.empty() ? "" : ", ") + tile;
-    }
-    return "v06_fa2_wgmma: for head_dim " + std::to_string(p.head_dim) + " (--br x --bc) must be one of " + have;
-  }
+  if (auto e = fwd::check_tile(kConfigs, "v06_fa2_wgmma", p.head_dim, opt.br, opt.bc)) return e;
+  if (!p.layout.dense() && !fwd::find_config(kConfigs, p.head_dim, opt.br, opt.bc)->layouts)
+    return "v06_fa2_wgmma: the non-overlapping tuning configurations read dense layouts only";
   return std::nullopt;
 #else
   (void)opt;
@@ -546,7 +446,7 @@ LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptio
   if (auto e = wgmma_available()) return e;
   SeqLayout lay;
   if (auto e = seq_layout_of("v06_fa2_wgmma", p, t, L.describes(), lay)) return e;
-  return find_config(p.head_dim, opt.br, opt.bc)->launch(AttnView::of(p), p.layout.dense() ? nullptr : &lay, t, p.dtype, L);
+  return fwd::find_config(kConfigs, p.head_dim, opt.br, opt.bc)->launch(AttnView::of(p), p.layout.dense() ? nullptr : &lay, t, p.dtype, L);
 #else
   (void)t, (void)L;
   return "v06_fa2_wgmma needs NVIDIA Hopper (wgmma)";
@@ -565,17 +465,11 @@ LaunchStatus v06_fa2_wgmma_config(const AttnProblem& p, const KernelOptions& opt
 
 #if defined(IOATTN_PLATFORM_NVIDIA)
 // Tuning hooks for kernels/dev (not in the registry).
-const char* v06_fa2_wgmma_config_name(int index) {
-  return index >= 0 && index < static_cast<int>(std::size(kConfigs)) ? kConfigs[index].name : nullptr;
-}
+const char* v06_fa2_wgmma_config_name(int index) { return fwd::config_name(kConfigs, index); }
 LaunchStatus v06_fa2_wgmma_launch_config(int index, const AttnProblem& p, const DeviceTensors& t, void* stream) {
   if (auto e = v06_fa2_wgmma_supports(p, {})) return e;
   if (auto e = wgmma_available()) return e;
-  if (index < 0 || index >= static_cast<int>(std::size(kConfigs))) return "v06_fa2_wgmma: no configuration " + std::to_string(index);
-  const Config& c = kConfigs[index];
-  if (c.d != p.head_dim) return std::string("config ") + c.name + " is for another head_dim";
-  if (!p.layout.dense()) return "v06_fa2_wgmma: the tuning hooks take dense problems only";
-  return c.launch(AttnView::of(p), nullptr, t, p.dtype, Launcher::enqueue(stream));
+  return fwd::launch_config(kConfigs, "v06_fa2_wgmma", index, p, t, stream);
 }
 void v06_fa2_wgmma_set_v_desc(int swapped) { g_v_desc_swapped = swapped ? 1 : 0; }
 #endif

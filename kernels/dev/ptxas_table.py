@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""kernels/dev/ptxas_table.py: registers, spills and stack per compiled configuration of the fast
+forwards (v05, v06, v08, v09), from the compiler's own report (nvcc -Xptxas -v), as the Markdown
+table in kernels/README.md (block PTXAS).
+
+    kernels/dev/ptxas_table.py kernels/dev/ptxas_sm90.txt                  # print the table
+    kernels/dev/ptxas_table.py kernels/dev/ptxas_sm90.txt --readme kernels/README.md [--check]
+
+The input is ptxas -v output (any number of files; the lines of other kernels are ignored); the
+committed kernels/dev/ptxas_sm90.txt holds the lines of these four files from one build (its first
+line says which). To remake it: compile each file with kernels/dev/build.sh's flags plus
+-Xptxas -v (or configure CMake with -DCMAKE_CUDA_FLAGS="-Xptxas -v") and pass the log through
+`--extract` (keeps the V05Tile/V06Tile/V08Tile/V09Tile kernels' lines). Shared memory: these
+kernels take all their tiles as dynamic shared memory (the launch's Tl::kSmemBytes, static_asserted
+against the platform limit in each file), which ptxas does not see: the table asserts that the
+static figure is 0 and points to the launch configuration's smem_bytes for the dynamic one.
+A kernel compiled for both sm_90 and sm_90a (v06's file is built for both) is listed per arch.
+"""
+import re
+import sys
+
+TILE = re.compile(r'(V0([5689])Tile)I((?:L[ib]\d+E)+)E')
+ANON = re.compile(r"\d+_GLOBAL__N__[0-9a-f]+_\d+_\w+?_[0-9a-f]{8}")
+PARAMS = {'5': 'd, warps, row tiles, Bc, stages, Q in regs, lazy', '6': 'd, warpgroups, Bc, stages, min blocks, overlap',
+          '8': 'd, Br, Bc, stages, ping-pong', '9': '(see v09_fp8_wgmma.hip)'}
+
+
+def parse(lines):
+    """[(variant, tile args, layout flag, dtype, arch, stats)] in input order, one per kernel."""
+    out, cur = [], None
+    for line in lines:
+        m = re.search(r"Compiling entry function '([\w$]+)' for '(sm_\w+)'", line)
+        if m:
+            name, arch = m.group(1), m.group(2)
+            t = TILE.search(name)
+            cur = None
+            if t:
+                args = ','.join(v for _, v in re.findall(r'L([ib])(\d+)E', t.group(3)))
+                lay = re.match(r'ELb(\d)E', name[t.end():])
+                dt = 'bf16' if 'bfloat16' in name else 'fp16' if '__half' in name else 'fp8' if 'fp8' in name else '?'
+                cur = {'variant': 'v0' + t.group(2), 'tile': args, 'layout': lay.group(1) if lay else '-',
+                       'dtype': dt, 'arch': arch, 'name': name}
+                out.append(cur)
+            continue
+        if cur is None:
+            continue
+        m = re.search(r'(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads', line)
+        if m:
+            cur['stack'], cur['spill_st'], cur['spill_ld'] = map(int, m.groups())
+        m = re.search(r'Used (\d+) registers', line)
+        if m:
+            cur['regs'] = int(m.group(1))
+            s = re.search(r'(\d+) bytes smem', line)
+            cur['smem'] = int(s.group(1)) if s else 0
+    return [k for k in out if 'regs' in k]
+
+
+def extract(lines):
+    """The header-and-stats lines of the V0xTile kernels (what the committed file keeps)."""
+    keep, on = [], False
+    for line in lines:
+        if 'Compiling entry function' in line:
+            on = bool(TILE.search(line))
+        if on and ('ptxas info' in line or 'bytes stack frame' in line) and 'Compile time' not in line:
+            keep.append(ANON.sub('ANON', line.rstrip('\n')))
+    return keep
+
+
+def table(kernels):
+    # One row per (variant, tile, layout, arch); fp16 and bf16 merged when they agree.
+    rows, order = {}, []
+    for k in kernels:
+        key = (k['variant'], k['tile'], k['layout'], k['arch'])
+        if key not in rows:
+            rows[key] = {}
+            order.append(key)
+        rows[key][k['dtype']] = k
+    out = ['| variant | tile (template arguments) | layout kernel | arch | dtype | registers | spill stores / loads (bytes) | stack (bytes) |',
+           '|---|---|---|---|---|---|---|---|']
+    for key in sorted(order, key=lambda k: (k[0], [int(x) for x in k[1].split(',')], k[2], k[3])):
+        by = rows[key]
+        stats = {dt: (k['regs'], k['spill_st'], k['spill_ld'], k['stack'], k['smem']) for dt, k in by.items()}
+        groups = [(sorted(by), stats[next(iter(by))])] if len(set(stats.values())) == 1 else \
+                 [([dt], stats[dt]) for dt in sorted(by)]
+        for dts, (r, st, ld, stack, smem) in groups:
+            v, tile, lay, arch = key
+            out.append(f'| {v} | {tile} | {lay} | {arch} | {"/".join(dts)} | {r} | {st} / {ld} | {stack} |')
+            assert smem == 0, f'{v} {tile}: static shared memory {smem}: add the column back'
+    legend = '; '.join(f'v0{v}: {p}' for v, p in PARAMS.items())
+    return '\n'.join(out) + f'\n\nTemplate arguments in order ({legend}). Layout kernel: 1 = the packed/paged instance, 0 = dense, - = the kernel has no such flag. Shared memory: all dynamic (no kernel has static shared memory; ptxas does not see the dynamic size), per launch as `smem_bytes` in the launch configuration (`ioattn run ... --json`, field `config`).'
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith('--')]
+    readme = sys.argv[sys.argv.index('--readme') + 1] if '--readme' in sys.argv else None
+    if readme:
+        args.remove(readme)
+    lines = [l for f in args for l in open(f, errors='replace')]
+    if '--extract' in sys.argv:
+        print('\n'.join(extract(lines)))
+        return 0
+    src = lines[0].strip().lstrip('# ') if lines and lines[0].startswith('#') else ''
+    body = table(parse(lines)) + (f'\n\nSource: {src}.' if src else '')
+    if not readme:
+        print(body)
+        return 0
+    text = open(readme).read()
+    begin, end = '<!-- PTXAS:BEGIN -->', '<!-- PTXAS:END -->'
+    if begin not in text or end not in text:
+        sys.exit(f'{readme}: no {begin} ... {end} block')
+    new = text[:text.index(begin) + len(begin)] + '\n' + body + '\n' + text[text.index(end):]
+    if '--check' in sys.argv:
+        if new != text:
+            print(f'{readme}: PTXAS block is stale (run kernels/dev/ptxas_table.py ... --readme {readme})')
+            return 1
+        print('PTXAS block up to date')
+        return 0
+    open(readme, 'w').write(new)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
