@@ -321,6 +321,9 @@ int run_check_claim(const ClaimFlags& f) {
   mech.calibrated_mfma_efficiency.reset();
   mech.calibrated_lds_scalar_efficiency.reset();
   mech.calibrated_cta_fixed_s.reset();
+  mech.calibrated_bwd_mma_sync_efficiency.reset();
+  mech.calibrated_bwd_wgmma_efficiency.reset();
+  mech.calibrated_atomic_adds_per_cu_per_clock.reset();
   std::optional<sim::Result> best, best_cal, ceil_r;
   // Overlap of the softmax with the matrix units needs an asynchronous matrix instruction
   // (wgmma); on mma.sync and MFMA the model knows the serial design only.

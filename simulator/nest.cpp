@@ -387,6 +387,8 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
   res.score_elems = static_cast<double>(bh) * static_cast<double>(score_elems);
   res.exp_per_score = k.exp_per_score;
   res.matmuls_per_tile = k.matmuls_per_tile;
+  res.backward = k.backward;
+  res.atomic_width = k.atomic_width;
 
   const int64_t group = p.group_size();
   // Per access totals over all heads.

@@ -59,6 +59,8 @@ struct TiledKernel {
   bool sequential_outer = false; // one CTA per (b, h) walks every outer block (FlashAttention-1)
   int64_t splits = 1;            // inner range cut into this many CTAs per outer block
   int matmuls_per_tile = 0;      // (rows x cols x d) matmuls per visible tile, 2 FLOPs per MAC
+  bool backward = false;         // a backward tile loop (dK/dV or dQ)
+  int64_t atomic_width = 0;      // fp32 atomic adds per inner row per visible tile (dQ by atomics: d)
   double other_per_score = 0.0;  // non-matmul FLOPs per score element of a visible tile
   double exp_per_score = 1.0;    // of those, exponentials (the special-function unit's work)
   double other_per_row_d_tile = 0.0;   // per (row x d) element per visible tile (O rescaling)

@@ -416,7 +416,14 @@ void check_fp8(const AttnProblem& p, const Machine& m, const Options& o) {
 
 // The share of the dense matrix rate an instruction's attention loop reaches: calibrated where the
 // machine was measured (the catalog's calibrated_* entries), else 1 (the mechanism alone).
-std::pair<double, const char*> instr_efficiency(MatrixInstr i, const Machine& m) {
+// A backward tile loop (dK/dV kernel, dQ pass) takes the machine's calibrated_bwd_* entry of its
+// instruction where there is one (its loop holds dK, dV or dQ accumulators beside S and dP and
+// feeds transposed operands), else the forward loop's.
+std::pair<double, const char*> instr_efficiency(MatrixInstr i, const Machine& m, bool backward) {
+  if (backward && i == MatrixInstr::wgmma && m.calibrated_bwd_wgmma_efficiency)
+    return {m.calibrated_bwd_wgmma_efficiency->value, "calibrated_bwd_wgmma_efficiency"};
+  if (backward && i == MatrixInstr::mma_sync && m.calibrated_bwd_mma_sync_efficiency)
+    return {m.calibrated_bwd_mma_sync_efficiency->value, "calibrated_bwd_mma_sync_efficiency"};
   if (i == MatrixInstr::wgmma && m.calibrated_wgmma_efficiency)
     return {m.calibrated_wgmma_efficiency->value, "calibrated_wgmma_efficiency"};
   if (i == MatrixInstr::mma_sync && m.calibrated_mma_sync_efficiency)
@@ -449,7 +456,7 @@ void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, con
                                                         pad_to(bo, g.m) * pad_to(d, g.n) * pad_to(bi, g.k));
   const double full_flops = tiles * 2.0 * mm * padded_macs;
   const bool fma = instr == MatrixInstr::fma;
-  const auto [eta, eta_name] = fma ? std::pair<double, const char*>{1.0, "none"} : instr_efficiency(instr, m);
+  const auto [eta, eta_name] = fma ? std::pair<double, const char*>{1.0, "none"} : instr_efficiency(instr, m, k.backward);
   const double rate_cu = (fma ? m.vector_fp32.value : matrix_rate(m, p.dtype, false)) / cus * eta;
   const double t_matrix = k.matrix_flops / rate_cu;           // SM-seconds, exact tile FLOPs
   const double t_partial = std::max(0.0, full_flops - k.matrix_flops) / rate_cu;
@@ -471,6 +478,13 @@ void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, con
     case Overlap::ping_pong:
     case Overlap::warp_specialized: c_pipe = std::max(c_mma, c_soft); break;
   }
+  // dQ by fp32 atomics (the K/V-outer backward): Bi x d atomic adds per visible tile, issued by the
+  // warps that run the tile loop and completed by the L2 at the calibrated rate; on the compute
+  // path (no design of the catalog hides them). 0 on a machine without the calibrated rate.
+  const double atomic_adds = tiles * static_cast<double>(bi * k.atomic_width);
+  const double atomic_rate = m.calibrated_atomic_adds_per_cu_per_clock ? m.calibrated_atomic_adds_per_cu_per_clock->value : 0.0;
+  const double t_atomic = atomic_rate > 0.0 ? atomic_adds / (atomic_rate * clock) : 0.0;
+  c_pipe += t_atomic;
   const double c_total = std::max(c_pipe, t_lds);  // SM-seconds of the whole kernel
   const double eff = k.wave_efficiency > 0.0 ? k.wave_efficiency : 1.0;
   const double spread = c_total / cus / eff;
@@ -495,7 +509,8 @@ void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, con
        static_cast<double>(g.m)},
       {"exp_sfu", t_exp * per_cu, "sfu_per_cu_per_clock", m.sfu_per_cu_per_clock.value},
       {"fp32_vector", t_fp32 * per_cu, "vector_fp32", m.vector_fp32.value},
-      {"overlap_hidden", (c_pipe - c_mma - c_soft) * per_cu, std::string("overlap ") + std::string(overlap_name(t.design.overlap)), 0.0},
+      {"dq_atomics", t_atomic * per_cu, "calibrated_atomic_adds_per_cu_per_clock", atomic_rate},
+      {"overlap_hidden", (c_pipe - t_atomic - c_mma - c_soft) * per_cu, std::string("overlap ") + std::string(overlap_name(t.design.overlap)), 0.0},
       {"lds", t_lds * per_cu, "lds_bytes_per_cu_per_clock", m.lds_bytes_per_cu_per_clock.value * lds_eff},
       {"wave_quantization", t_compute - c_total * per_cu, "compute_units", cus},
       {"cta_fixed", t_fixed, "calibrated_cta_fixed_s", fixed},

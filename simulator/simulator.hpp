@@ -86,6 +86,11 @@ struct Machine {
   std::optional<Sourced> calibrated_mfma_efficiency;      // same for MFMA loops (no AMD machine measured yet)
   std::optional<Sourced> calibrated_lds_scalar_efficiency;  // element-wise fragment reads from unpadded rows
   std::optional<Sourced> calibrated_cta_fixed_s;          // per CTA: first tiles' latency, O/LSE store
+  // Backward tile loops (K/V-outer dK/dV kernels and Q-outer dQ passes): the share of the dense rate
+  // their five/four/three matmuls per tile reach, and the fp32 atomic adds of dQ the L2 completes.
+  std::optional<Sourced> calibrated_bwd_mma_sync_efficiency;
+  std::optional<Sourced> calibrated_bwd_wgmma_efficiency;
+  std::optional<Sourced> calibrated_atomic_adds_per_cu_per_clock;
 
   // Measured ceilings beside the datasheet (H200: experiments/gpu/ceilings.py, committed under
   // experiments/results/h200/; the machine file's "source" names the file). Used for time when
@@ -370,6 +375,8 @@ struct KernelResult {
   double score_elems = 0.0;
   double exp_per_score = 0.0;   // exponentials per score element (softmax, or P recomputed)
   int matmuls_per_tile = 0;
+  bool backward = false;        // a backward tile loop (the calibrated_bwd_* efficiencies apply)
+  int64_t atomic_width = 0;     // fp32 atomic adds per inner row per visible tile (dQ += dS K_j: d)
   double t_compute_s = 0.0, t_memory_s = 0.0;
   double ceiling_time_s = 0.0;  // roofline: max(FLOPs / rate, bytes / bandwidth) / wave efficiency + launch
   double time_s = 0.0;          // expected: the mechanisms below (= ceiling_time_s for streaming kernels)

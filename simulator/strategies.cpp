@@ -263,6 +263,8 @@ void flash_bwd(Ctx& c, bool fa1) {
   k.outer_is_q = false;
   k.sequential_outer = fa1;
   k.matmuls_per_tile = atomic ? 5 : 4;  // S, dP, dV += P^T dO, dK += dS^T Q, [dQ += dS K_j]
+  k.backward = true;
+  k.atomic_width = atomic && !fa1 ? d : 0;  // dQ_i += dS K_j: d fp32 atomic adds per Q row per tile
   k.other_per_score = 5.0;              // scale, subtract LSE, exp, dP - D, multiply by P
   k.other_per_row_d_tile = fa1 ? 2.0 : 0.0;  // FA1: D_i = rowsum(dO_i o O_i) per tile
   k.accesses = {outer_read("K", Heads::kv, d, e, atomic ? 2 : 1),  // HBM read: K_j once per CTA
@@ -306,6 +308,7 @@ void flash_bwd(Ctx& c, bool fa1) {
       q.own_ctas_per_cu = small ? own.small_ctas_per_cu : own.ctas_per_cu;
     }
     q.matmuls_per_tile = 3;  // S, dP, dQ_i += dS K_j
+    q.backward = true;
     q.other_per_score = 5.0;
     q.accesses = {outer_read("Q", Heads::q, d, e, 1),    outer_read("dO", Heads::q, d, e, 1),
                   outer_read("LSE", Heads::q, 1, 4),     outer_read("D", Heads::q, 1, 4),

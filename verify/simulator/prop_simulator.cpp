@@ -301,7 +301,8 @@ void never_below_compulsory() {
 
 // ------------------------------------------------------------------------------------------------
 // The expected time: never below the ceiling; a tiled kernel never faster than its HBM or L2 term
-// plus launch and per-CTA cost; every term but overlap_hidden non-negative (that one <= 0); and
+// plus launch and per-CTA cost; every term but overlap_hidden non-negative (that one <= 0); dQ
+// atomics charged exactly on the atomic backward's main kernel of a calibrated machine; and
 // for one problem and tile, more overlap is never slower (none >= intra-warpgroup >= ping-pong).
 // ------------------------------------------------------------------------------------------------
 
@@ -328,9 +329,14 @@ void expected_time() {
       RC_FAIL(fmt::format("expected {} below the ceiling {} ({})", r.time_s, r.ceiling_time_s, where));
     for (const auto& k : r.kernels) {
       double hbm = 0, l2 = 0, fixed = 0, launch = 0;
+      // dQ atomics are charged only where the nest has them (the K/V-outer backward with --dq atomic,
+      // FA2's nest: FA1's read-modify-write is plain traffic) and the machine has the calibrated rate.
+      const bool atomics = k.name == "bwd_main" && m.calibrated_atomic_adds_per_cu_per_clock;
       for (const auto& e : k.expected_terms) {
         if (e.term == "overlap_hidden" ? e.seconds > 1e-15 : e.seconds < -1e-15)
           RC_FAIL(fmt::format("kernel {} term {} = {} ({})", k.name, e.term, e.seconds, where));
+        if (e.term == "dq_atomics" && (e.seconds > 0.0) != (atomics && k.tiles > 0))
+          RC_FAIL(fmt::format("kernel {}: dq_atomics = {} s ({})", k.name, e.seconds, where));
         if (e.term == "hbm") hbm = e.seconds;
         if (e.term == "l2") l2 = e.seconds;
         if (e.term == "cta_fixed") fixed = e.seconds;
