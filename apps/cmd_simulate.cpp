@@ -7,6 +7,7 @@
 //
 // Bad input (unknown machine or strategy, a tiling that does not fit, a malformed catalog file)
 // is a UsageError: one line, exit code 2.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "kernels/backward.hpp"
 #include "kernels/design.hpp"
 #include "kernels/launch.hpp"
+#include "simulator/layouts.hpp"
 #include "simulator/simulator.hpp"
 
 namespace ioattn::cli {
@@ -157,6 +159,21 @@ json result_json(const sim::Result& r, const sim::Machine& m, const sim::BlockCh
   return j;
 }
 
+// The layout terms (simulator/layouts.hpp) as the JSON's "layout" object.
+json layout_json(const sim::LayoutTerms& l) {
+  return {{"layout", l.layout}, {"gqa_packed", l.gqa_packed}, {"page_reads", l.page_reads},
+          {"sequences", l.sequences}, {"groups", l.groups}, {"kv_rows_used", l.kv_rows_used},
+          {"kv_rows_read", l.kv_rows_read}, {"page_size", l.page_size}, {"pages_used", l.pages_used},
+          {"partial_pages", l.partial_pages}, {"page_rounding_hbm_bytes", l.page_rounding_hbm_bytes},
+          {"page_rounding_l2_bytes", l.page_rounding_l2_bytes}, {"block_table_hbm_bytes", l.block_table_hbm_bytes},
+          {"block_table_l2_bytes", l.block_table_l2_bytes}, {"table_lookups", l.table_lookups},
+          {"cu_seqlens_bytes", l.cu_seqlens_bytes}, {"empty_rows_write_bytes", l.empty_rows_write_bytes},
+          {"kv_hbm_read_bytes", l.kv_hbm_read_bytes}, {"kv_l2_read_bytes", l.kv_l2_read_bytes},
+          {"kv_compulsory_bytes", l.kv_compulsory_bytes}, {"partials_bytes", l.partials_bytes},
+          {"combine_time_s", l.combine_time_s}, {"padded_hbm_read_bytes", l.padded_hbm_read},
+          {"padded_hbm_write_bytes", l.padded_hbm_write}, {"padded_time_s", l.padded_time_s}};
+}
+
 void print_table(const sim::Result& r, const sim::Machine& m, const sim::BlockChoice& paper,
                  const sim::BlockChoice& search, const std::string& tiling_from) {
   const AttnProblem& p = r.problem;
@@ -205,7 +222,13 @@ struct SimFlags {
   bool mask = false, no_l2 = false, json_out = false, datasheet = false, q_regs = false, p_lds = false;
   double dropout = 0.0;
   int64_t br = 0, bc = 0, splits = 1, ctas = 0;
+  std::string page_reads;   // layouts: rows|pages (paged KV only; default rows)
+  bool gqa_packed = false;  // layouts: one CTA per K/V head holds its group's query heads
 };
+
+// Variants whose CTA packs a K/V head's query heads (simulator/layouts.hpp, GQA packing): their
+// --kernel twin models the packing without --gqa-packed.
+constexpr std::string_view kGqaPackedVariants[] = {"v07_decode_splitkv"};
 
 // The footer of `ioattn simulate --help`: one line per row of the strategy table.
 std::string strategies_help() {
@@ -279,9 +302,30 @@ int run_simulate(const SimFlags& f) {
   } else {
     throw UsageError(fmt::format("no tile in {{16..256}}^2 fits {} for this problem; give --br/--bc", m.name));
   }
-  const sim::Result r = guarded([&] { return sim::simulate(p, m, t, o); });
-  if (f.json_out) std::cout << result_json(r, m, paper, search, from).dump(2) << '\n';
-  else print_table(r, m, paper, search, from);
+  sim::LayoutModel lm;
+  lm.gqa_packed = f.gqa_packed || std::find(std::begin(kGqaPackedVariants), std::end(kGqaPackedVariants),
+                                            std::string_view(f.kernel)) != std::end(kGqaPackedVariants);
+  if (!f.page_reads.empty()) {
+    if (!p.layout.paged()) throw UsageError("--page-reads describes a paged KV cache: it needs --page-size");
+    if (auto pr = sim::parse_page_reads(f.page_reads)) lm.page_reads = *pr;
+    else throw UsageError(fmt::format("--page-reads must be rows or pages (got '{}')", f.page_reads));
+  }
+  const sim::LayoutResult lr = guarded([&] { return sim::simulate_layout(p, m, t, o, lm); });
+  const sim::Result& r = lr.result;
+  if (f.json_out) {
+    json j = result_json(r, m, paper, search, from);
+    j["layout"] = layout_json(lr.terms);
+    std::cout << j.dump(2) << '\n';
+  } else {
+    print_table(r, m, paper, search, from);
+    const sim::LayoutTerms& l = lr.terms;
+    if (l.layout != "dense" || l.gqa_packed)
+      fmt::print("layout      : {}{}, {} sequences in {} length groups; K/V rows used {} read {} ({} reads); "
+                 "block table {} (L2 {}, {} lookups); padded dense batch: HBM {} / {}, {:.3f} us\n",
+                 l.layout, l.gqa_packed ? ", GQA-packed" : "", l.sequences, l.groups, l.kv_rows_used, l.kv_rows_read,
+                 l.page_reads, bytes(l.block_table_hbm_bytes), bytes(l.block_table_l2_bytes), l.table_lookups,
+                 bytes(l.padded_hbm_read), bytes(l.padded_hbm_write), l.padded_time_s * 1e6);
+  }
   return 0;
 }
 
@@ -530,7 +574,13 @@ void add_simulator_commands(CLI::App& root, Commands& out) {
     auto* app = root.add_subcommand("simulate", "IO-cost model of one problem on one machine");
     app->add_option("--machine", f->machine, "catalog name (ioattn machines)")->required();
     app->add_option("--strategy", f->strategy, sim::strategy_names("|"))->capture_default_str();
+    f->prob.layout_flags = true;  // --seqlens-q/-k, --page-size, ... (simulator/layouts.hpp)
     f->prob.add_to(*app);
+    app->add_option("--page-reads", f->page_reads,
+                    "paged KV: rows (only the used keys, ioattn's kernels) or pages (every used page whole)");
+    app->add_flag("--gqa-packed", f->gqa_packed,
+                  "fa2|splitkv forward: one CTA per K/V head holds the G query heads' rows (one K/V load "
+                  "serves them; implied by --kernel v07_decode_splitkv)");
     app->add_option("--pass", f->pass, "fwd|bwd|fwdbwd")->capture_default_str();
     app->add_flag("--mask", f->mask, unfused_names + ": an explicit (N_q, N_k) mask tensor in its own pass");
     app->add_option("--dropout", f->dropout, unfused_names + ": dropout probability (adds a pass)");

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "simulator/layouts.hpp"
 #include "simulator/nest.hpp"
 #include "simulator/simulator.hpp"
 
@@ -611,6 +612,8 @@ Result simulate_unchecked(const AttnProblem& p, const Machine& m, const Tiling& 
   check_fp8(p, m, o);
   validate_tiling(t);
   validate_options(o);
+  // Packed (varlen) batches and paged KV caches: per-sequence problems plus the layout's reads (layouts.cpp).
+  if (!p.is_dense()) return simulate_layout_unchecked(p, m, t, o).result;
   const detail::Plan plan = detail::build_plan(p, t, o);
   Result r;
   r.problem = p;
