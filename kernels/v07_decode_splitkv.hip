@@ -15,17 +15,18 @@
 //      a row combine in shared memory (the same log-sum-exp, within the CTA). A decode tile has
 //      few rows, so this keeps four warps (four SM sub-partitions' tensor cores) busy on one tile.
 //
-// Default S (when --splits is 0): enough CTAs for two waves of two resident CTAs on the H200's 132
-// SMs (a constant, so the workspace does not depend on the device):
-//   S = clamp(ceil(528 / (B * Hkv * Tr)), 1, min(128, ceil(ceil(Nk / keys_per_stage) / 2)))
-// (at least two K/V stages per split). --splits 1..128 overrides it; splits beyond the keys get
-// no key: such a split writes LSE_s = -inf (and O_s = 0) and combines with weight 0.
+// Default S (when --splits is 0): default_splits() below, a cost model of waves x stages per CTA
+// on the H200 (132 SMs x the CTAs an SM holds; derived in its comment). --splits 1..128 overrides
+// it; splits beyond the keys get no key: such a split writes LSE_s = -inf (and O_s = 0) and
+// combines with weight 0.
 //
 // HBM traffic (simulator strategy `splitkv`), e = 2 bytes, G = Hq / Hkv, R = G * Nq, Tr = ceil(R / Br):
 //   K, V read once per (K/V head, row tile):  2 * e * B*Hkv*Tr*Nk*d   (decode, R <= Br: Tr = 1, so
 //                                             K and V once, whatever G: the compulsory traffic)
 //   Q read once, O written once:              2 * e * B*Hq*Nq*d,     LSE written once: 4 * B*Hq*Nq
-//   S > 1, partials written and read once:    2 * 4 * S*B*Hq*Nq*(d + 1)
+//   S > 1, partials written and read once:    2 * 4 * S*B*Hq*Nq*(d + 1)   (batch 1, 8k keys, S 32:
+//                                             2.1 MB against 33.6 MB of K and V; batch 16, S 2: 0.5 %)
+//   paged: the block table, 4 bytes per key of the sequence once (per split), from L2
 //   causal/windowed: each row tile reads only the keys its rows see.
 // The simulator's `splitkv` counts K/V per query head and lets its L2 model merge a GQA group's
 // re-reads within a wave; this kernel reads them once by construction (packing).
@@ -43,13 +44,18 @@
 // (0 allowed: O = 0, LSE = -inf) and its own bottom-right causal diagonal and window. Q stays dense
 // (batch, seqlen_q, Hq, d): packed (varlen) queries or keys are refused. The tile, split count and
 // grid come from seqlen_k (max_seqlen_k), so short sequences of a long batch leave splits empty.
-// The table read per copy is not tuned (no page-granular fast path).
+// Page-granular rows: the cache row of each key of a tile is read from the table once, by one
+// thread, one tile ahead, into a small shared row table (kRowSlots x keys per stage, int32); the
+// 16-byte copies of K and V of that key take it from there (any page size; a tile may span pages).
 // Tiles (NVIDIA, chosen by R; Br packed rows, W_M x W_N warps, kMT 16-row atoms per warp, Bc keys
-// per warp, 3 stages): R <= 16: 16 rows, 1x4 warps, Bc 16 (64 keys per stage); R <= 32: 32 rows,
-// 1x4, kMT 2; R <= 64: 64 rows, 2x2, kMT 2, Bc 32; more: 128 rows, 4x1, kMT 2, Bc 32. d = 256:
+// per warp, stages): R <= 16: 16 rows, 1x4 warps, Bc 16 (64 keys per stage), 3 stages (2 CTAs per
+// SM); R <= 32: 32 rows, 1x4, kMT 2, 4 stages; R <= 64: 64 rows, 2x2, kMT 2, Bc 32, 4 stages (these
+// two hold one CTA per SM by shared memory, so a fourth stage keeps 3 stages, 96 KiB of K and V,
+// in flight per SM instead of 2); more: 128 rows, 4x1, kMT 2, Bc 32, 3 stages. d = 256:
 // 16 rows 1x4 or 64 rows 4x1 (kMT 1). AMD (64 KiB of LDS): 2 stages, smaller tiles (kConfigs).
-// Shared memory: Q (Br, d+8) + 3 * [K, V (keys per stage, d+8)] 2-byte elements (d = 128, R <= 16:
-// 106 KiB: two CTAs per SM fit); the epilogue reuses it for the W_N fp32 partial O rows.
+// Shared memory: Q (Br, d+8) + stages * [K, V (keys per stage, d+8)] 2-byte elements + the paged row
+// table (d = 128, R <= 16: 107 KiB: two CTAs per SM fit); the epilogue reuses it for the W_N fp32
+// partial O rows.
 // Workspace: S = 1: none; else 4 * S * B*Hq*Nq*(d + 1) bytes (kernels/splitkv_combine.hpp).
 // Launches: 1 (S = 1) or 2 (main + combine). Grid (1-D, grid order kv_splits_rows): CTA =
 // ((b * Hkv + h_kv) * S + split) * Tr + row tile. config() reports br = packed rows per CTA,
@@ -58,7 +64,20 @@
 // run (one sample, --quick) is experiments/results/h200/2026-12-01_02eaf49_backward_decode/decode.log:
 // below the copy ceiling and below cuDNN, not yet tuned.
 // The paged-KV path (kPaged), added after that run, passes the GPU suite (360 paged cases) and
-// both sanitizers (experiments/results/h200/2026-12-01_0404dc1_verify); its speed is not measured yet.
+// both sanitizers (experiments/results/h200/2026-12-01_0404dc1_verify). Quick decode grid
+// (2026-12-01_f13273b_newkernels/decode.log): contiguous 0.19-0.86 of the copy ceiling, 0.52-0.80x
+// cuDNN; paged page 16 at 55-90 % of contiguous.
+// Tuning after that run (session 6; not yet run on a GPU when written):
+//   - page-granular rows (above): one table read per key per tile instead of one per 16-byte copy
+//     of K and again of V (32 per key at d 128), and no division per copy; the reads hide behind
+//     the pipeline wait. Expected: paged within a few % of contiguous (same HBM bytes, the table
+//     adds 4 bytes per key from L2).
+//   - the split heuristic (default_splits): one full wave at batch 16 (S 2; was S 5 in 2.4 waves,
+//     the measured 0.78-0.86 of copy), 256 CTAs at batch 1 (S 32: 4 stages per CTA at 8k keys).
+//   - K and V copies of one key chunk share one address (one offset, two cp.async), with an L2
+//     prefetch hint of 256 bytes (a key's row of a head at d 128).
+//   - the combine (splitkv_combine.hpp) sums the splits in groups with 16-byte loads (batch 1:
+//     32 row blocks, each had 128 threads walking all S splits one float at a time).
 // Paged: ioattn run --kernel v07_decode_splitkv --seqlen-q 1 --seqlens-k 4096,0,17 --page-size 16 --shuffle-pages --heads-q 32 --heads-kv 8 --head-dim 128 --dtype bf16 --check
 // Run: ioattn run --kernel v07_decode_splitkv --batch 16 --heads-q 32 --heads-kv 8 --seqlen-q 1 --seqlen-k 8192 --head-dim 128 --dtype bf16 --check
 #include <algorithm>
@@ -78,8 +97,16 @@ namespace {
 
 constexpr int kMaxSplits = 128;
 static_assert(kMaxSplits <= splitkv::kMaxSplits, "the combine takes at most splitkv::kMaxSplits splits");
-constexpr int64_t kTargetCtas = 2 * 2 * 132;  // two waves of two resident CTAs on the H200's 132 SMs
-constexpr int64_t kMinStagesPerSplit = 2;     // keys per split: at least this many K/V stages
+// The GPU the split heuristic fills (a constant, so workspace_bytes() does not depend on the device):
+// the H200 (and H100 SXM): 132 SMs, 228 KiB of shared memory per SM, 1 KiB of it reserved per CTA.
+constexpr int64_t kSms = 132;
+constexpr int kSmemPerSm = 228 * 1024;
+constexpr int kSmemReservedPerCta = 1024;
+#if defined(IOATTN_PLATFORM_NVIDIA)
+constexpr bool kIsNvidia = true;
+#else
+constexpr bool kIsNvidia = false;
+#endif
 
 // Compile-time shape of one configuration, and its preconditions.
 template <int kD_, int kWM_, int kWN_, int kMT_, int kBc_, int kStages_>
@@ -98,10 +125,23 @@ struct DecodeTile {
   static constexpr int kLd = kD_ + 8;                // padded shared row (elements): conflict-free ldmatrix
   static constexpr int kChunks = kD_ / 8;            // 16-byte chunks per row
   static constexpr bool kQRegs = kMT_ * kD_ <= 128;  // Q fragments in registers (else re-read, ldmatrix)
-  static constexpr int kMainBytes = ((kBr + 2 * kStages_ * kKeys) * kLd + kWarps * frag::kPScratchElems) * 2;
+  // Paged: the cache row of every key of kRowSlots tiles (int32: cache rows <= 2^24, layout.hpp),
+  // filled one tile ahead of its copies (at least 3 slots: see the main loop).
+  static constexpr int kRowSlots = kStages_ < 3 ? 3 : kStages_;
+  static constexpr int kMainBytes =
+      ((kBr + 2 * kStages_ * kKeys) * kLd + kWarps * frag::kPScratchElems) * 2 + kRowSlots * kKeys * 4;
   static constexpr int kRedLd = kD_ + 4;             // fp32 row of the epilogue's partial O (16-byte rows)
   static constexpr int kEpiBytes = (kWN_ * kBr * kRedLd + 2 * kWN_ * kBr) * 4;
   static constexpr int kSmemBytes = kMainBytes > kEpiBytes ? kMainBytes : kEpiBytes;
+  // CTAs one SM holds by shared memory, at most 2 (the split heuristic's slots; on NVIDIA also the
+  // launch bound: 2 x 128 threads x 255 registers fit the 64K register file, so the bound never
+  // costs registers; a third CTA would cap them at 168 and spill): 228 KiB per SM on the H100/H200,
+  // 1 KiB reserved per CTA.
+  static constexpr int kCtasPerSm = kSmemPerSm / (kSmemBytes + kSmemReservedPerCta) < 1   ? 1
+                                    : kSmemPerSm / (kSmemBytes + kSmemReservedPerCta) > 2 ? 2
+                                    : kSmemPerSm / (kSmemBytes + kSmemReservedPerCta);
+  static constexpr int kMinBlocks = kIsNvidia ? kCtasPerSm : 1;  // __launch_bounds__'s second argument
+  static_assert(kKeys <= kThreads, "the paged row table is filled by one thread per key of a tile");
   static_assert(kD_ % 16 == 0, "head_dim must be a multiple of 16 (the MMA K)");
   static_assert(kBc_ % 16 == 0, "Bc must be a multiple of 16 (P V consumes 16 keys per MMA)");
   static_assert(kStages_ >= 2, "the pipeline needs at least two stages");
@@ -111,31 +151,74 @@ struct DecodeTile {
 // Lazy rescaling threshold, in exp2 units: P <= 2^8 before normalization (v05's argument).
 constexpr float kLazyLog2 = 8.0f;
 
-// Keys [k0, k0 + kRows) of one head of K or V into shared rows of kLd elements; keys >= k_end are
-// zero-filled and never read from global. Dense (kPaged false): key j is row j of the sequence, at
-// g + j * stride. Paged: key j is cache row paged_kv_row(page_row, page_size, j) (layout_rows.hpp;
-// page_row: the sequence's block-table row; g: the head's column of cache row 0). Each 16-byte
-// copy is one chunk of one key's row, and a page holds whole rows, so no copy straddles a page;
-// the keys of one stage may span several pages, each chunk mapping its own key. Table entries of
-// keys >= k_end (slots past the sequence's pages, possibly -1) are never read.
-template <class Tl, int kRows, bool kPaged, class T>
-__device__ inline void load_kv_rows(T* s, const T* g, int64_t stride, int k0, int k_end, int tid,
-                                    const int32_t* page_row, int page_size) {
-  constexpr int kTotal = kRows * Tl::kChunks;
+// One 16-byte global -> shared copy of K or V (HBM read). NVIDIA: cp.async.cg with an L2 prefetch
+// of the whole 256-byte line pair (a key's row of one head is 2 d bytes: d = 128 is 256 bytes,
+// whose other chunks the same warp instruction copies); !valid: nothing read, dst zero-filled.
+// AMD: the plain copy of frag::async_copy_16.
+__device__ inline void copy_kv_16(void* dst, const void* src, bool valid) {
+#if defined(IOATTN_PLATFORM_NVIDIA)
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(frag::smem_addr(dst)), "l"(src),
+               "r"(valid ? 16 : 0));
+#else
+  frag::async_copy_16(dst, src, valid);
+#endif
+}
+
+// Paged: cache row of key k of the sequence (block-table row page_row), 0 for keys >= k_end (never
+// read: table slots past the sequence's keys may hold -1). One table read per key of a tile, by
+// the thread that owns that key in the row table; the keys of one page read the same entry, so a
+// warp's reads of a page are one L1/L2 transaction, and K, V and every chunk of the key's row
+// reuse the row from shared memory (before: one table read and division per 16-byte copy, twice).
+__device__ inline int32_t paged_tile_row(const int32_t* page_row, int page_size, int k, int k_end) {
+  return k < k_end ? static_cast<int32_t>(paged_kv_row(page_row, page_size, k)) : 0;
+}
+
+// Keys [k0, k0 + kKeys) of one K/V head into the stage's K and V rows (kLd elements); keys >= k_end
+// are zero-filled and never read from global. Dense (kPaged false): key j is row j, at g + j * stride.
+// Paged: key k0 + r is cache row s_rows[r] (the tile's slot of the row table, filled before; a
+// page holds whole rows, so no copy straddles a page, while the keys of a tile may span pages).
+// Each 16-byte chunk's address is computed once and serves the K copy and the V copy.
+template <class Tl, bool kPaged, class T>
+__device__ inline void load_kv_stage(T* sK, T* sV, const T* gK, const T* gV, int64_t stride, int k0, int k_end,
+                                     int tid, const int32_t* s_rows) {
+  constexpr int kTotal = Tl::kKeys * Tl::kChunks;
+  if constexpr (Tl::kThreads % Tl::kChunks == 0 && Tl::kKeys % (Tl::kThreads / Tl::kChunks) == 0) {
+    // Every configuration: a thread copies the same chunk ch of keys r_t, r_t + kStep, ...; its
+    // addresses advance by one step (kStep rows) per copy, so only one running offset (dense) or
+    // the row table (paged) is live, not one hoisted 64-bit offset per copy.
+    constexpr int kStep = Tl::kThreads / Tl::kChunks;
+    const int r_t = tid / Tl::kChunks, ch = tid % Tl::kChunks;
+    const int64_t step = int64_t{kStep} * stride;
+    int64_t off = int64_t{k0 + r_t} * stride + ch * 8;  // dense: key k0 + r_t's chunk
+    int s_off = r_t * Tl::kLd + ch * 8;
 #pragma unroll
-  for (int it = 0; it < (kTotal + Tl::kThreads - 1) / Tl::kThreads; ++it) {
-    const int c = tid + it * Tl::kThreads;
-    if (kTotal % Tl::kThreads != 0 && c >= kTotal) break;
-    const int r = c / Tl::kChunks, ch = c % Tl::kChunks;
-    const int j = k0 + r;
-    const bool valid = j < k_end;
-    int64_t row = 0;
-    if constexpr (kPaged) {
-      if (valid) row = paged_kv_row(page_row, page_size, j);
-    } else {
-      row = valid ? j : 0;
+    for (int it = 0; it < Tl::kKeys / kStep; ++it) {
+      const int r = r_t + it * kStep;
+      const bool valid = k0 + r < k_end;
+      if constexpr (kPaged) off = int64_t{s_rows[r]} * stride + ch * 8;  // row 0 past k_end
+      const int64_t src = valid ? off : 0;
+      copy_kv_16(sK + s_off, gK + src, valid);  // HBM read: K, 16 B
+      copy_kv_16(sV + s_off, gV + src, valid);  // HBM read: V, 16 B
+      if constexpr (!kPaged) off += step;
+      s_off += kStep * Tl::kLd;
     }
-    frag::async_copy_16(s + r * Tl::kLd + ch * 8, g + row * stride + ch * 8, valid);  // HBM read: 16 B
+  } else {
+#pragma unroll
+    for (int it = 0; it < (kTotal + Tl::kThreads - 1) / Tl::kThreads; ++it) {
+      const int c = tid + it * Tl::kThreads;
+      if (kTotal % Tl::kThreads != 0 && c >= kTotal) break;
+      const int r = c / Tl::kChunks, ch = c % Tl::kChunks;
+      const bool valid = k0 + r < k_end;
+      int64_t row = 0;
+      if constexpr (kPaged) {
+        row = s_rows[r];  // 0 past k_end
+      } else {
+        row = valid ? k0 + r : 0;
+      }
+      const int64_t off = row * stride + ch * 8;
+      copy_kv_16(sK + r * Tl::kLd + ch * 8, gK + off, valid);  // HBM read: K, 16 B
+      copy_kv_16(sV + r * Tl::kLd + ch * 8, gV + off, valid);  // HBM read: V, 16 B
+    }
   }
 }
 
@@ -154,7 +237,7 @@ __device__ inline void load_kv_rows(T* s, const T* g, int64_t stride, int k0, in
 // kPaged: K and V are a paged cache read through pk (PagedKv, layout_rows.hpp); sequence b then has
 // pk.seqused[b] keys and its own bottom-right causal alignment and window (mask.seqlen_k).
 template <class T, class Tl, bool kPaged>
-__global__ void __launch_bounds__(Tl::kThreads, 1)
+__global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
 decode_splitkv_kernel(AttnView a, PagedKv pk, int splits, int row_tiles, const T* __restrict__ g_Q_all,
                       const T* __restrict__ g_K_all, const T* __restrict__ g_V_all, T* __restrict__ g_O_all,
                       float* __restrict__ g_LSE, float* __restrict__ g_Opart, float* __restrict__ g_LSEpart) {
@@ -170,6 +253,7 @@ decode_splitkv_kernel(AttnView a, PagedKv pk, int splits, int row_tiles, const T
   T* s_K = s_Q + kBr * kLd;                 // (kStages, kKeys, kLd)
   T* s_V = s_K + kStages * kKeys * kLd;     // (kStages, kKeys, kLd)
   T* s_P = s_V + kStages * kKeys * kLd;     // (kWarps, 16, 16): AMD only (frag::p_to_a)
+  int32_t* s_rows = reinterpret_cast<int32_t*>(s_P + Tl::kWarps * frag::kPScratchElems);  // (kRowSlots, kKeys): paged
 
   const int tid = threadIdx.x, warp = tid / kWarpSize, lane = tid % kWarpSize;
   const int wn = warp % kWN, wm = warp / kWN;
@@ -199,7 +283,7 @@ decode_splitkv_kernel(AttnView a, PagedKv pk, int splits, int row_tiles, const T
   const int n_tiles = (k_hi - k_lo + kKeys - 1) / kKeys;
 
   const int64_t kv_stride = a.kv_row_stride();
-  // Dense: key j at g_K + j * kv_stride. Paged: cache row r at g_K + r * kv_stride (load_kv_rows).
+  // Dense: key j at g_K + j * kv_stride. Paged: cache row r at g_K + r * kv_stride (load_kv_stage).
   const int64_t kv_base = kPaged ? hk * a.head_dim : a.kv_offset(b, 0, hk);
   const T* g_K = g_K_all + kv_base;
   const T* g_V = g_V_all + kv_base;
@@ -212,13 +296,21 @@ decode_splitkv_kernel(AttnView a, PagedKv pk, int splits, int row_tiles, const T
     frag::async_copy_16(s_Q + r * kLd + ch * 8, g_Q_all + off + ch * 8, valid);  // HBM read: Q, once
   }
   frag::async_commit();
+  // Paged: the row table of tiles 0 .. kStages-1 (the prologue's and iteration 0's copies); tile t
+  // lives in slot t % kRowSlots. Later tiles are filled one iteration ahead in the main loop.
+  if constexpr (kPaged) {
+    if (tid < kKeys) {
+#pragma unroll
+      for (int t = 0; t < kStages; ++t)
+        s_rows[t * kKeys + tid] = paged_tile_row(page_row, pk.page_size, k_lo + t * kKeys + tid, k_hi);  // table read
+    }
+    __syncthreads();
+  }
 #pragma unroll
   for (int st = 0; st < kStages - 1; ++st) {
-    if (st < n_tiles) {
-      const int k0 = k_lo + st * kKeys;
-      load_kv_rows<Tl, kKeys, kPaged>(s_K + st * kKeys * kLd, g_K, kv_stride, k0, k_hi, tid, page_row, pk.page_size);  // HBM read: K
-      load_kv_rows<Tl, kKeys, kPaged>(s_V + st * kKeys * kLd, g_V, kv_stride, k0, k_hi, tid, page_row, pk.page_size);  // HBM read: V
-    }
+    if (st < n_tiles)
+      load_kv_stage<Tl, kPaged>(s_K + st * kKeys * kLd, s_V + st * kKeys * kLd, g_K, g_V, kv_stride, k_lo + st * kKeys,
+                                k_hi, tid, s_rows + st * kKeys);  // HBM read: K, V
     frag::async_commit();  // possibly empty: keeps the group count uniform
   }
   frag::async_wait<kStages - 1>();  // Q has landed
@@ -264,14 +356,27 @@ decode_splitkv_kernel(AttnView a, PagedKv pk, int splits, int row_tiles, const T
 
   for (int j = 0; j < n_tiles; ++j) {
     const int stage = j % kStages;
+    // Paged: the table read for tile j + kStages is issued before the wait (its latency hides
+    // behind it) and stored before the barrier, into slot (j + kStages) % kRowSlots; iteration
+    // j + 1 copies that tile after its own barrier. With kRowSlots >= 3 the slot written here is
+    // neither the one this iteration's copies read (tile j + kStages - 1) nor the one a thread
+    // still in iteration j - 1 may read (tile j + kStages - 2).
+    int32_t next_row = 0;
+    if constexpr (kPaged) {
+      if (tid < kKeys && j + kStages < n_tiles)
+        next_row = paged_tile_row(page_row, pk.page_size, k_lo + (j + kStages) * kKeys + tid, k_hi);  // table read
+    }
     frag::async_wait<kStages - 2>();  // stage j has landed (this thread's copies) ...
+    if constexpr (kPaged) {
+      if (tid < kKeys) s_rows[((j + kStages) % Tl::kRowSlots) * kKeys + tid] = next_row;
+    }
     __syncthreads();                  // ... everyone's; and everyone is done with stage j-1
     {
       const int jn = j + kStages - 1;  // refill the stage j-1 used
       if (jn < n_tiles) {
-        const int sn = jn % kStages, k0 = k_lo + jn * kKeys;
-        load_kv_rows<Tl, kKeys, kPaged>(s_K + sn * kKeys * kLd, g_K, kv_stride, k0, k_hi, tid, page_row, pk.page_size);  // HBM read: K
-        load_kv_rows<Tl, kKeys, kPaged>(s_V + sn * kKeys * kLd, g_V, kv_stride, k0, k_hi, tid, page_row, pk.page_size);  // HBM read: V
+        const int sn = jn % kStages;
+        load_kv_stage<Tl, kPaged>(s_K + sn * kKeys * kLd, s_V + sn * kKeys * kLd, g_K, g_V, kv_stride,
+                                  k_lo + jn * kKeys, k_hi, tid, s_rows + (jn % Tl::kRowSlots) * kKeys);  // HBM read: K, V
       }
       frag::async_commit();
     }
@@ -462,6 +567,7 @@ decode_splitkv_kernel(AttnView a, PagedKv pk, int splits, int row_tiles, const T
 // ---- configurations -------------------------------------------------------------------------------
 struct Config {
   int d, br, keys, stages;  // head dim, packed rows per CTA, keys per stage, stages
+  int ctas_per_sm;          // DecodeTile::kCtasPerSm: CTAs one SM holds (the split heuristic's slots)
   const char* name;
   LaunchStatus (*launch)(const AttnView&, const PagedKv&, const DeviceTensors&, DType, int splits, int row_tiles,
                          const splitkv::Partials&, const Launcher&);
@@ -491,11 +597,11 @@ LaunchStatus launch_tile(const AttnView& a, const PagedKv& pk, const DeviceTenso
 // DecodeTile<d, W_M, W_N, kMT, Bc, stages>; per d in ascending Br (the first with Br >= G * Nq
 // is taken, else the last).
 #define V07_CONFIG(d, wm, wn, mt, bc, st)                                                            \
-  Config{d, 16 * (wm) * (mt), (bc) * (wn), st, "d" #d "_w" #wm "x" #wn "_mt" #mt "_bc" #bc "_s" #st, \
-         &launch_tile<DecodeTile<d, wm, wn, mt, bc, st>>}
+  Config{d, 16 * (wm) * (mt), (bc) * (wn), st, DecodeTile<d, wm, wn, mt, bc, st>::kCtasPerSm,            \
+         "d" #d "_w" #wm "x" #wn "_mt" #mt "_bc" #bc "_s" #st, &launch_tile<DecodeTile<d, wm, wn, mt, bc, st>>}
 #if defined(IOATTN_PLATFORM_NVIDIA)
 const Config kConfigs[] = {
-    V07_CONFIG(128, 1, 4, 1, 16, 3), V07_CONFIG(128, 1, 4, 2, 16, 3), V07_CONFIG(128, 2, 2, 2, 32, 3),
+    V07_CONFIG(128, 1, 4, 1, 16, 3), V07_CONFIG(128, 1, 4, 2, 16, 4), V07_CONFIG(128, 2, 2, 2, 32, 4),
     V07_CONFIG(128, 4, 1, 2, 32, 3),
     V07_CONFIG(64, 1, 4, 1, 16, 3),  V07_CONFIG(64, 1, 4, 2, 16, 3),  V07_CONFIG(64, 2, 2, 2, 32, 3),
     V07_CONFIG(64, 4, 1, 2, 32, 3),
@@ -520,6 +626,45 @@ const Config* config_for(int64_t d, int64_t rows) {
   return last;
 }
 
+// The split heuristic (--splits 0). Work units: one "tile time" = the time one CTA takes for one
+// K/V stage (kKeys keys of K and V) while every slot of the GPU streams; slots = 132 SMs x the
+// CTAs one SM holds (kCtasPerSm, from shared memory). With base = B Hkv Tr CTAs per split and
+// n = ceil(Nk / kKeys) stages of keys, S splits give base S CTAs of ceil(n / S) stages each, run in
+// ceil(base S / slots) waves; each CTA also pays its pipeline fill and epilogue (kFillTiles: the
+// first stage's memory latency, about the two stages the pipeline keeps in flight, plus the
+// cross-warp reduction and the writes). S > 1 adds the combine: a second launch (kCombineTiles)
+// and the partial O/LSE traffic, 2 x 4 S B Hq Nq (d + 1) bytes (written, then read), converted
+// to tile times at the GPU's rate (slots x bytes per tile). So
+//   cost(S) = ceil(base S / slots) (ceil(n / S) + kFillTiles) + [S > 1] (kCombineTiles + partial(S) / (slots x tile bytes))
+// and S = argmin over 1 .. min(kMaxSplits, n), where a larger S must be cheaper by 2 % (kSplitGain:
+// the model is coarse; more splits cost partial traffic, and ties of many waves are noise).
+// On the decode grid (32 query heads over 8 K/V heads, d 128, 64 keys per stage, seqlen_q 1 or 4:
+// 2 CTAs per SM, 264 slots; seqlen_q 16: 1 per SM) it fills the GPU when base is small (batch 1:
+// S = 32 from 4k to 128k keys, 256 CTAs; 16 at 1k; seqlen_q 16: 16 and 8) and avoids a partly
+// filled last wave (batch 16: S = 2, 256 CTAs in one wave; the old rule, two waves' worth of
+// CTAs, gave S = 5: 640 CTAs in 2.4 waves, about 0.8 of the GPU busy); batch 64: S = 1. It
+// depends on the problem and the tile only, not on the device, so workspace_bytes() is a function
+// of the problem.
+constexpr int64_t kFillTiles = 3;
+constexpr int64_t kCombineTiles = 2;
+constexpr double kSplitGain = 0.98;
+int64_t default_splits(const AttnProblem& p, const Config& c, int64_t row_tiles) {
+  const int64_t base = p.batch * p.heads_kv * row_tiles;
+  const int64_t n = std::max<int64_t>(1, (p.seqlen_k + c.keys - 1) / c.keys);
+  const int64_t slots = kSms * c.ctas_per_sm;
+  const double tile_bytes = 2.0 * 2.0 * static_cast<double>(c.keys * p.head_dim);  // K and V, 2-byte elements
+  const double part_bytes_per_split = 2.0 * 4.0 * static_cast<double>(p.batch * p.heads_q * p.seqlen_q * (p.head_dim + 1));
+  int64_t best = 1;
+  double best_cost = 0;
+  for (int64_t s = 1; s <= std::min<int64_t>(kMaxSplits, n); ++s) {
+    const int64_t waves = (base * s + slots - 1) / slots;
+    double cost = static_cast<double>(waves * ((n + s - 1) / s + kFillTiles));
+    if (s > 1) cost += kCombineTiles + part_bytes_per_split * static_cast<double>(s) / (static_cast<double>(slots) * tile_bytes);
+    if (s == 1 || cost < kSplitGain * best_cost) best = s, best_cost = cost;
+  }
+  return best;
+}
+
 // What the launch path resolves from (problem, options): tile, row tiles, splits.
 struct Plan {
   const Config* c = nullptr;
@@ -532,14 +677,7 @@ Plan plan_of(const AttnProblem& p, const KernelOptions& opt) {
   pl.c = config_for(p.head_dim, rows);
   if (!pl.c) return pl;
   pl.row_tiles = (rows + pl.c->br - 1) / pl.c->br;
-  if (opt.splits > 0) {
-    pl.splits = opt.splits;
-  } else {
-    const int64_t base = p.batch * p.heads_kv * pl.row_tiles;
-    const int64_t stages_k = (p.seqlen_k + pl.c->keys - 1) / pl.c->keys;
-    const int64_t cap = std::min<int64_t>(kMaxSplits, (stages_k + kMinStagesPerSplit - 1) / kMinStagesPerSplit);
-    pl.splits = std::clamp<int64_t>((kTargetCtas + base - 1) / base, 1, std::max<int64_t>(cap, 1));
-  }
+  pl.splits = opt.splits > 0 ? opt.splits : default_splits(p, *pl.c, pl.row_tiles);
   return pl;
 }
 
