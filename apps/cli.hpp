@@ -78,5 +78,6 @@ using Commands = std::vector<Command>;
 void add_reference_commands(CLI::App& root, Commands& out);  // reference
 void add_simulator_commands(CLI::App& root, Commands& out);  // simulate, sweep, machines
 void add_kernel_commands(CLI::App& root, Commands& out);     // run, kernels
+void add_cp_commands(CLI::App& root, Commands& out);         // cp (cmd_cp.cpp)
 
 }  // namespace ioattn::cli

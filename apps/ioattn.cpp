@@ -6,6 +6,7 @@
 //   ioattn machines                                              the machine catalog
 //   ioattn run        --kernel K [problem flags] [--check]       a GPU kernel variant
 //   ioattn kernels                                               the kernel ladder
+//   ioattn cp         --machine M --cp-ranks P [problem flags]   context-parallel (ring) model
 //
 // Exit codes: 0 success, 1 a check failed, 2 bad input (one line on stderr naming the constraint).
 #include <cstdio>
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   add_reference_commands(app, commands);
   add_simulator_commands(app, commands);
   add_kernel_commands(app, commands);
+  add_cp_commands(app, commands);
   try {
     app.parse(argc, argv);
     for (const auto& c : commands)
