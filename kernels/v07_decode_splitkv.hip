@@ -49,9 +49,11 @@
 // 16-byte copies of K and V of that key take it from there (any page size; a tile may span pages).
 // Tiles (NVIDIA, chosen by R; Br packed rows, W_M x W_N warps, kMT 16-row atoms per warp, Bc keys
 // per warp, stages): R <= 16: 16 rows, 1x4 warps, Bc 16 (64 keys per stage), 3 stages (2 CTAs per
-// SM); R <= 32: 32 rows, 1x4, kMT 2, 4 stages; R <= 64: 64 rows, 2x2, kMT 2, Bc 32, 4 stages (these
-// two hold one CTA per SM by shared memory, so a fourth stage keeps 3 stages, 96 KiB of K and V,
-// in flight per SM instead of 2); more: 128 rows, 4x1, kMT 2, Bc 32, 3 stages. d = 256:
+// SM); R <= 32: 32 rows, 1x4, kMT 2, 4 stages; R <= 64: 64 rows, 2x4 warps (8: seqlen_q 16 at
+// G 4 is MMA-heavy, 64 x 64 x 128 per product per stage, and 4 warps on one SM left each
+// sub-partition one warp to hide the MMA latency), kMT 2, Bc 16, 4 stages (these two hold one CTA
+// per SM by shared memory, so a fourth stage keeps 3 stages, 96 KiB of K and V, in flight per SM
+// instead of 2); more: 128 rows, 4x1, kMT 2, Bc 32, 3 stages. d = 256:
 // 16 rows 1x4 or 64 rows 4x1 (kMT 1). AMD (64 KiB of LDS): 2 stages, smaller tiles (kConfigs).
 // Shared memory: Q (Br, d+8) + stages * [K, V (keys per stage, d+8)] 2-byte elements + the paged row
 // table (d = 128, R <= 16: 107 KiB: two CTAs per SM fit); the epilogue reuses it for the W_N fp32
@@ -601,7 +603,7 @@ LaunchStatus launch_tile(const AttnView& a, const PagedKv& pk, const DeviceTenso
          "d" #d "_w" #wm "x" #wn "_mt" #mt "_bc" #bc "_s" #st, &launch_tile<DecodeTile<d, wm, wn, mt, bc, st>>}
 #if defined(IOATTN_PLATFORM_NVIDIA)
 const Config kConfigs[] = {
-    V07_CONFIG(128, 1, 4, 1, 16, 3), V07_CONFIG(128, 1, 4, 2, 16, 4), V07_CONFIG(128, 2, 2, 2, 32, 4),
+    V07_CONFIG(128, 1, 4, 1, 16, 3), V07_CONFIG(128, 1, 4, 2, 16, 4), V07_CONFIG(128, 2, 4, 2, 16, 4),
     V07_CONFIG(128, 4, 1, 2, 32, 3),
     V07_CONFIG(64, 1, 4, 1, 16, 3),  V07_CONFIG(64, 1, 4, 2, 16, 3),  V07_CONFIG(64, 2, 2, 2, 32, 3),
     V07_CONFIG(64, 4, 1, 2, 32, 3),
