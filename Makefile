@@ -39,5 +39,8 @@ figures: setup
 	cmake --build $(FIG_BUILD) -j $(JOBS) --target $(FIG_TARGETS)
 	/usr/bin/python3 experiments/make_figures.py --build $(FIG_BUILD) --out $(FIG_OUT) $(if $(filter 1,$(GPU)),--gpu,)
 
+# plots/fig_decode.py models v07 with `ioattn simulate` (the simulator's layout options).
+FIG_TARGETS += ioattn
+
 clean:
 	rm -rf $(BUILD)

@@ -45,7 +45,8 @@ REPO = Path(__file__).resolve().parent.parent
 # fp8: the FP8 forward benchmark (bench_sdpa.py --dtypes fp8_e4m3; its rows have study fp8), read by
 # paper/gen_fp8.py (precision(), called by paper/gen_numbers.py).
 ROLE_FILES = {"bench": "bench.csv", "ncu": "ncu.csv", "tiles": "tiles.csv", "bwd": "bench.csv",
-              "train": "train_gpt.json", "fast": "bench.csv", "fp8": "bench.csv"}
+              "train": "train_gpt.json", "fast": "bench.csv", "fp8": "bench.csv",
+              "decode": "decode.csv"}  # decode: bench_decode.py's split-KV decode rows (issue 12)
 ROLES = tuple(ROLE_FILES)
 
 # ------------------------------------------------------------------------------ generic layout
