@@ -22,6 +22,7 @@
 // the backward and both (conventions 1x, 2.5x, 3.5x), and --check compares dQ, dK, dV with the
 // float64 reference under the gradient rule (factor 3, check_bwd.hpp), exit 1 when it fails.
 // Unsupported problems are refused with the violated constraint and exit code 2.
+#include <cmath>
 #include <string>
 
 #include <fmt/format.h>
@@ -51,6 +52,7 @@ struct RunFlags {
   kernels::KernelOptions opt;
   bool json = false;
   bool profile = false;
+  double logit_std = 1.0;  // of the generated inputs (reference make_inputs), forward runs
 };
 
 template <class Ladder>
@@ -162,6 +164,9 @@ void check_run_flags(const RunFlags& f) {
   if (!kernels::built_with_gpu())
     throw UsageError("built without GPU support (nvcc was not found at configure time)");
   if (f.iters < 1) throw UsageError("--iters must be >= 1");
+  if (!(f.logit_std > 0.0 && std::isfinite(f.logit_std)))
+    throw UsageError(fmt::format("--logit-std must be a finite positive number (got {})", f.logit_std));
+  if (f.backward && f.logit_std != 1.0) throw UsageError("--logit-std is taken by forward runs only");
   check_options(f.opt);
 }
 
@@ -265,7 +270,7 @@ int run_kernel(const RunFlags& f) {
   kernels::LaunchStatus st;
   auto dev = kernels::DeviceRun::create(*k, p, f.opt, st);
   if (!dev) throw UsageError(fmt::format("{}: {}", k->name, st.value_or("allocation failed")));
-  const ref::Inputs in = ref::make_inputs(p, f.problem.seed);
+  const ref::Inputs in = ref::make_inputs(p, f.problem.seed, {.logit_std = f.logit_std});
   if ((st = dev->upload(in.q, in.k, in.v))) throw UsageError(*st);
   if ((st = dev->run())) throw UsageError(fmt::format("{}: {}", k->name, *st));
   kernels::HostOutputs out;
@@ -354,6 +359,9 @@ void add_kernel_commands(CLI::App& root, Commands& out) {
   run->add_option("--bc", flags->opt.bc,
                   "key rows per block Bc (variants with tiles; with --backward the backward's; 0 = default)");
   run->add_option("--splits", flags->opt.splits, "key splits (split-KV forward variants; 0 = default)");
+  run->add_option("--logit-std", flags->logit_std,
+                  "standard deviation of the generated logits (forward runs; FP8: larger codes)")
+      ->capture_default_str();
   run->add_flag("--json", flags->json, "print one JSON object instead of text");
   run->add_flag("--profile", flags->profile,
                 "one launch between cudaProfilerStart/Stop and nothing else (ncu --profile-from-start off); "

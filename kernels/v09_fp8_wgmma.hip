@@ -38,19 +38,58 @@
 // P~ = exp(S - m) unnormalized rounded to e4m3 (here m is the lazily moved running max, so
 // P~ <= 2^8 < 448), l from the fp32 P~, O = (P~ V) v_descale / l in fp32 then bf16/fp16.
 //
+// Promotion of S (changed 2026-12-01, issue 14): Hopper's FP8 wgmma does not accumulate in fp32.
+// The DeepSeek-V3 report (section 3.3) measured about 14 bits on H800; the published bit-level
+// models of H100's FP8 matrix unit (arXiv 2512.07004, "Accurate Models of NVIDIA Tensor Cores")
+// describe a multi-term adder that aligns the products and the accumulator input C to the largest
+// exponent among them and keeps about 13 bits below it, truncating. Once C is the largest term (after
+// the first k32 instruction of a row of S, when the partial sum outgrows single products) every new
+// product loses its bits below 2^-13 |C|: with logits of std 100 (|S| ~ 250 in logit units) that is
+// an S error of a few 1e-2 logits, and P = exp(S - m) moves by that fraction where two logits are
+// close: percent-level O errors that the fp32-accumulating baseline (reference/naive.cpp) does not
+// have. The property's failing case (d 256, logits of std 100: LSE error 3.7e-2 at |LSE| 243,
+// 1.5e-4 relative, ~2^-12.7) fits. The fix is CUTLASS's default FP8 mainloop and DeepSeek's:
+// promotion. S is issued in chunks of kPromote k32 instructions; chunk 0 into r_S, every further
+// chunk into a fresh accumulator r_T (its first MMA reads no C), waited for and added to r_S in fp32
+// on the CUDA cores; only the products inside one chunk share the short accumulator. kPromote = d/32
+// is the old behaviour ("fast", CUTLASS's FP8FastAccum schedule). The default is kPromote = 1 (a
+// fresh accumulator per k32 instruction, the most accurate; kernels/dev/fp8_accum_model.cpp predicts
+// that intervals 2 and 4 still fail at d 256 with logits of std 100 under the 13-bit model); the env
+// variable IOATTN_V09_S_PROMOTE (fast, or an interval: d 64: 1; d 128: 1, 2; d 256: 1, 4) selects
+// another instantiation, so one GPU run measures accuracy and speed of each.
+// Cost: every chunk after the first is one wgmma wait, so the tensor cores idle while the CUDA cores
+// add (kPromote = 1: d/32 - 1 waits per tile instead of 0; at d 256 the chunks are issued in 4
+// column parts of 16 keys, 28 waits per tile, so that r_T is 8 registers and nothing spills); the
+// adds are Bc/2 FADDs per chunk per thread. The P V overlap is kept: P V of the previous tile is
+// issued after the last S part and runs during the softmax, as before. Not yet timed.
+// P V is NOT promoted: O accumulates across all key tiles in the wgmma accumulator (k32 per
+// instruction). Its short accumulator loses ~2^-13 of |O_acc| per product, i.e. relative errors of
+// order 2^-13 sqrt(keys) for zero-mean V, far below the e4m3 rounding of P (2^-4 relative per entry)
+// that the baseline already carries, and below the bf16/fp16 floor; the model's "P V model" rows
+// confirm it (no change at Nk 200). It would matter for V with a large common mean over very long
+// rows (truncation bias grows with the number of keys: the stagnation FA3's FP8 forward promotes O
+// against), but promoting O needs a second O accumulator, d/2 registers (128 at d 256): impossible
+// without spills in this tile, and not needed by any case the suite generates. Left open.
+//
 // Tiling: 2 warpgroups x 64 query rows (Br = 128), Bc = 128 keys (4 k32 slices of P V), kStages
 // cp.async stages of K and V^T; shared tiles 128-byte swizzled (64-byte swizzled where a row has
-// 64 bytes: Q and K at d = 64). Per thread: O d/2 + S Bc/2 fp32 registers + P Bc/16 words.
+// 64 bytes: Q and K at d = 64). Per thread: O d/2 + S Bc/2 fp32 registers + P Bc/16 words, plus
+// the promotion accumulator r_T (kTCols/2).
 // Configurations: d = 64 and 128: Br 128, Bc 128, 3 stages; d = 256: Br 128, Bc 64, 2 stages
-// (O alone is 128 registers there). Registers and spills: nvcc -Xptxas -v of this file with
-// kernels/dev/build.sh's sm_90a flags (ptxas gives no serialization warning for the wgmma overlap).
+// (O alone is 128 registers there); promoted S parts of kTCols = 128 (d 64), 64 (d 128), 16 (d 256)
+// keys. Registers and spills (nvcc 13.0 -Xptxas -v of this file with kernels/dev/build.sh's sm_90a
+// flags; ptxas gives no serialization warning for the wgmma overlap), bf16 and fp16 alike, 0 spills
+// everywhere: d 64: 238 (promote 1), 231 (fast); d 128: 248 (1, 2), 254 (fast); d 256: 255 (1, 4),
+// 254 (fast). Before promotion: 231 / 254 / 254, 0 spills. Full-width r_T spilled (d 128: 152-192
+// bytes, d 256: 372-396 bytes), hence the column parts.
 //
 // HBM traffic (simulator strategy `fa2`, with e = 1 for Q, K, V and 2 for O) + the transpose pass
 // above. The simulator has no FP8 model yet (it refuses FP8 problems).
 //
-// Measured (experiments/results/h200/2026-12-01_f13273b_newkernels): smoke, named and determinism
-// cases pass, memcheck and racecheck are clean; the FP8 property FAILS at its shrunk case (d = 256,
-// Nq = Nk = 2, causal, logits of std 100: O's error above the bound, LSE within it). Not benchmarked.
+// Measured before promotion (experiments/results/h200/2026-12-01_f13273b_newkernels): smoke, named
+// and determinism cases pass, memcheck and racecheck are clean; the FP8 property FAILS at its shrunk
+// case (d = 256, Nq = Nk = 2, causal, logits of std 100: O's error above the bound, LSE within it).
+// The promoted kernel has not run on a GPU yet. Not benchmarked.
 // Run: ioattn run --kernel v09_fp8_wgmma --dtype fp8_e4m3 --seqlen 4096 --heads 16 --head-dim 128 --check
 //
 // Supports: fp8_e4m3 inputs (not e5m2), output bf16 or fp16; descales per tensor or per K/V head
@@ -115,9 +154,16 @@ __device__ inline uint32_t swizzled(int r, int c16) {
   return static_cast<uint32_t>((c16 / kChunks) * (kRows * kRowBytes) + r * kRowBytes + (((c16 % kChunks) ^ x) * 16));
 }
 
-template <int kD_, int kBc_, int kStages_>
+template <int kD_, int kBc_, int kStages_, int kPromote_, int kTCols_ = kBc_>
 struct V09Tile {
   static constexpr int kD = kD_;
+  // S = Q K^T takes d/32 k32 instructions; a fresh accumulator every kPromote of them, the partial
+  // sums added in fp32 (promotion, header). kPromote = d/32: one accumulator ("fast").
+  static constexpr int kPromote = kPromote_;
+  static constexpr int kSChunks = kD_ / 32 / kPromote_;
+  // Chunks after the first are issued in column parts of kTCols keys (kBc / kTCols wgmmas of
+  // N = kTCols each), so the fresh accumulator holds kTCols / 2 registers, not kBc / 2.
+  static constexpr int kTCols = kTCols_;
   static constexpr int kWG = 2;
   static constexpr int kBr = 64 * kWG;
   static constexpr int kBc = kBc_;
@@ -134,6 +180,8 @@ struct V09Tile {
   static_assert(kBc_ == 64 || kBc_ == 128, "wgmma N for Q K^T is Bc: 64 or 128; a V^T row is Bc bytes");
   static_assert(kKeyPad % kBc_ == 0, "V^T's key padding must be whole tiles");
   static_assert(kStages_ >= 2, "the pipeline needs at least two stages");
+  static_assert(kPromote_ >= 1 && (kD_ / 32) % kPromote_ == 0, "the promotion interval must divide d/32");
+  static_assert(kTCols_ >= 16 && kBc_ % kTCols_ == 0, "S's column parts: N >= 16, dividing Bc");
   static_assert(kSmemBytes <= kMaxSharedBytes, "tiles exceed the platform's shared memory per block");
 };
 
@@ -182,7 +230,9 @@ __global__ void __launch_bounds__(256) transpose_v_kernel(AttnView a, const uint
 #if defined(IOATTN_V09_WGMMA)
 template <int kN>
 __device__ __forceinline__ void wgmma_ss(float (&d)[kN / 2], uint64_t da, uint64_t db, int acc) {
-  if constexpr (kN == 64) wg8::wgmma_ss_n64(d, da, db, acc);
+  if constexpr (kN == 16) wg8::wgmma_ss_n16(d, da, db, acc);
+  else if constexpr (kN == 32) wg8::wgmma_ss_n32(d, da, db, acc);
+  else if constexpr (kN == 64) wg8::wgmma_ss_n64(d, da, db, acc);
   else if constexpr (kN == 128) wg8::wgmma_ss_n128(d, da, db, acc);
   else wg8::wgmma_ss_n256(d, da, db, acc);
 }
@@ -193,18 +243,61 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[kN / 2], const uint32_t (&a)
   else wg8::wgmma_rs_n256(d, a, db, acc);
 }
 
-// S = Q K^T for one tile, issued: d/32 MMAs of k = 32 bytes; slice kk starts 32 kk bytes along d,
-// i.e. in panel 32 kk / kQKRow at byte (32 kk) % kQKRow of the row.
-template <class Tl>
-__device__ __forceinline__ void issue_qk(float (&r_S)[Tl::kBc / 2], uint32_t q_addr, uint32_t k_addr) {
-  wg::fence_regs(r_S);
+// k32 slices [kk0, kk1) of S = Q K^T for kN keys of one tile (starting at k_addr: key row 0, or
+// row n kN of the tile, a whole number of 8-row swizzle atoms), issued into acc, a fresh
+// accumulator at kk0 (its first MMA reads no C); slice kk starts 32 kk bytes along d, i.e. in
+// panel 32 kk / kQKRow (panels of Bc rows) at byte (32 kk) % kQKRow of the row.
+template <class Tl, int kN = Tl::kBc>
+__device__ __forceinline__ void issue_qk(float (&acc)[kN / 2], uint32_t q_addr, uint32_t k_addr, int kk0, int kk1) {
+  wg::fence_regs(acc);
   wg::fence();
 #pragma unroll
-  for (int kk = 0; kk < Tl::kD / 32; ++kk) {
+  for (int kk = kk0; kk < kk1; ++kk) {
     const int panel = 32 * kk / Tl::kQKRow, within = 32 * kk % Tl::kQKRow;
     const uint64_t dq = wg8::desc<Tl::kQKRow>(q_addr + panel * (Tl::kBr * Tl::kQKRow) + within);
     const uint64_t dk = wg8::desc<Tl::kQKRow>(k_addr + panel * (Tl::kBc * Tl::kQKRow) + within);
-    wgmma_ss<Tl::kBc>(r_S, dq, dk, kk > 0);
+    wgmma_ss<kN>(acc, dq, dk, kk > kk0);
+  }
+}
+
+// S = Q K^T for one tile into r_S, completed (in registers) on return, with promotion: chunk 0
+// (kPromote slices, all Bc keys) into r_S; every further chunk, one column part of kTCols keys at a
+// time, into the fresh accumulator r_T, waited for and added to its columns of r_S in fp32 on the
+// CUDA cores (accumulator layout: the kTCols keys of part n are registers [n kTCols/2, (n+1)
+// kTCols/2) of r_S). issue_after() (O += P V of the previous tile; it commits its own group) is
+// issued after the last part and left running (wait<1>): the softmax overlaps it as in v06. With
+// kSChunks = 1 (no promotion) this is v06's issue / wait<1> exactly; every further part costs one
+// wait (the tensor cores idle while kTCols/2 adds run).
+template <class Tl, int kT, class F>
+__device__ __forceinline__ void compute_s(float (&r_S)[Tl::kBc / 2], float (&r_T)[kT], uint32_t q_addr,
+                                          uint32_t k_addr, F&& issue_after) {
+  constexpr int kP = Tl::kPromote, kChunks = Tl::kSChunks;
+  issue_qk<Tl>(r_S, q_addr, k_addr, 0, kP);
+  wg::commit();
+  if constexpr (kChunks == 1) {
+    issue_after();
+    wg::wait<1>();
+    wg::fence_regs(r_S);
+  } else {
+    constexpr int kW = Tl::kTCols, kParts = Tl::kBc / kW;
+    static_assert(kT == kW / 2, "r_T holds one column part of S");
+#pragma unroll
+    for (int c = 1; c < kChunks; ++c)
+#pragma unroll
+      for (int n = 0; n < kParts; ++n) {
+        issue_qk<Tl, kW>(r_T, q_addr, k_addr + n * kW * Tl::kQKRow, c * kP, (c + 1) * kP);
+        wg::commit();
+        if (c == kChunks - 1 && n == kParts - 1) {
+          issue_after();
+          wg::wait<1>();  // every S part done; P V may still run
+        } else {
+          wg::wait_all();
+        }
+        wg::fence_regs(r_S);
+        wg::fence_regs(r_T);
+#pragma unroll
+        for (int x = 0; x < kW / 2; ++x) r_S[n * kW / 2 + x] += r_T[x];  // promotion: fp32 add
+      }
   }
 }
 
@@ -298,6 +391,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
 
   float r_O[kD / 2];            // (64, d) per warpgroup, accumulator layout
   float r_S[kBc / 2];           // (64, Bc) per warpgroup
+  float r_T[Tl::kSChunks > 1 ? Tl::kTCols / 2 : 1];  // S's fresh accumulator per promoted part (unused: 1)
   uint32_t r_P[kBc / 32][4];    // P in e4m3 as the A operand of O += P V, 32 keys per MMA
 #pragma unroll
   for (int x = 0; x < kD / 2; ++x) r_O[x] = 0.f;
@@ -316,10 +410,8 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   };
   float alpha[2];
   auto s_and_softmax = [&](int j, bool masked) {
-    issue_qk<Tl>(r_S, q_addr, frag::smem_addr(k_stage(j)));
-    wg::commit();
+    compute_s<Tl>(r_S, r_T, q_addr, frag::smem_addr(k_stage(j)), [] { wg::commit(); });  // an empty group: wait<1> waits for S
     wg::wait_all();
-    wg::fence_regs(r_S);
     if (masked) fwd_wg::mask_tile<kBc>(r_S, key_lo, key_hi, j * kBc, lane);
     return fwd_wg::softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
   };
@@ -333,12 +425,10 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     pack_p<kBc>(r_S, r_P);
     auto step = [&](int j, auto masked) {
       begin_step(j);
-      issue_qk<Tl>(r_S, q_addr, frag::smem_addr(k_stage(j)));
-      wg::commit();
-      issue_pv<Tl>(r_O, r_P, frag::smem_addr(v_stage(j - 1)));
-      wg::commit();
-      wg::wait<1>();
-      wg::fence_regs(r_S);
+      compute_s<Tl>(r_S, r_T, q_addr, frag::smem_addr(k_stage(j)), [&] {
+        issue_pv<Tl>(r_O, r_P, frag::smem_addr(v_stage(j - 1)));
+        wg::commit();
+      });
       if constexpr (decltype(masked)::value) fwd_wg::mask_tile<kBc>(r_S, key_lo, key_hi, j * kBc, lane);
       const bool rescale = fwd_wg::softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
       wg::wait_all();
@@ -447,18 +537,42 @@ LaunchStatus launch_tile(const AttnProblem& p, const DeviceTensors& t, void* wor
 
 struct Config {
   int d;
+  int promote;  // k32 slices per fresh S accumulator (d / 32: none, "fast")
   LaunchStatus (*launch)(const AttnProblem&, const DeviceTensors&, void*, const Launcher&);
 };
-// One configuration per head dim (not tuned: nothing has run yet).
+// One tile per head dim (not tuned); the first row of each d is the default promotion interval
+// (header: the most accurate one, a fresh accumulator per k32 instruction), the others are there
+// for the accuracy / speed comparison (IOATTN_V09_S_PROMOTE).
 const Config kConfigs[] = {
-    {64, &launch_tile<V09Tile<64, 128, 3>>},
-    {128, &launch_tile<V09Tile<128, 128, 3>>},
-    {256, &launch_tile<V09Tile<256, 64, 2>>},
+    {64, 1, &launch_tile<V09Tile<64, 128, 3, 1>>},
+    {64, 2, &launch_tile<V09Tile<64, 128, 3, 2>>},
+    {128, 1, &launch_tile<V09Tile<128, 128, 3, 1, 64>>},
+    {128, 2, &launch_tile<V09Tile<128, 128, 3, 2, 64>>},
+    {128, 4, &launch_tile<V09Tile<128, 128, 3, 4>>},
+    {256, 1, &launch_tile<V09Tile<256, 64, 2, 1, 16>>},
+    {256, 4, &launch_tile<V09Tile<256, 64, 2, 4, 16>>},
+    {256, 8, &launch_tile<V09Tile<256, 64, 2, 8>>},
 };
-const Config* find_config(int64_t d) {
+// IOATTN_V09_S_PROMOTE: unset or empty = the default; "fast" = no promotion (one accumulator across
+// d); a number n = a fresh accumulator every n k32 instructions. 0: not a valid value.
+int requested_promote(int64_t d) {
+  const char* v = std::getenv("IOATTN_V09_S_PROMOTE");
+  if (!v || v[0] == '\0') return 0;  // the default
+  if (std::string(v) == "fast") return static_cast<int>(d / 32);
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  return (end && *end == '\0' && n > 0 && n <= 8) ? static_cast<int>(n) : -1;
+}
+const Config* find_config(int64_t d, int promote = 0) {
   for (const Config& c : kConfigs)
-    if (c.d == d) return &c;
+    if (c.d == d && (promote == 0 || c.promote == promote)) return &c;
   return nullptr;
+}
+std::string promote_choices(int64_t d) {
+  std::string s;
+  for (const Config& c : kConfigs)
+    if (c.d == d && c.promote != d / 32) s += (s.empty() ? "" : ", ") + std::to_string(c.promote);
+  return s;
 }
 #endif  // IOATTN_PLATFORM_NVIDIA
 
@@ -473,6 +587,9 @@ LaunchStatus v09_fp8_wgmma_supports(const AttnProblem& p, const KernelOptions& o
     return "v09_fp8_wgmma: disabled by IOATTN_V09_DISABLE";
   if (p.dtype != DType::fp8_e4m3) return "v09_fp8_wgmma: dtype must be fp8_e4m3";
   if (!find_config(p.head_dim)) return "v09_fp8_wgmma: head_dim must be 64, 128 or 256";
+  if (!find_config(p.head_dim, requested_promote(p.head_dim)))
+    return "v09_fp8_wgmma: IOATTN_V09_S_PROMOTE must be unset, fast, or one of " + promote_choices(p.head_dim) +
+           " at head_dim " + std::to_string(p.head_dim);
   if (opt.br || opt.bc) return "v09_fp8_wgmma takes no --br/--bc (one tile per head dim)";
   if (opt.splits) return "v09_fp8_wgmma takes no split-KV (--splits)";
   const bool per_head = p.fp8.q_descale.size() > 1 || p.fp8.k_descale.size() > 1 || p.fp8.v_descale.size() > 1;
@@ -501,7 +618,7 @@ LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptio
                  const Launcher& L) {
   if (auto e = v09_fp8_wgmma_supports(p, opt)) return e;
 #if defined(IOATTN_PLATFORM_NVIDIA)
-  return find_config(p.head_dim)->launch(p, t, workspace, L);
+  return find_config(p.head_dim, requested_promote(p.head_dim))->launch(p, t, workspace, L);
 #else
   (void)t, (void)workspace, (void)L;
   return "v09_fp8_wgmma needs NVIDIA Hopper (wgmma e4m3)";

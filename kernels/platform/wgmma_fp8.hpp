@@ -4,6 +4,8 @@
 //
 // What differs from the 16-bit instructions (PTX ISA 9.7.15, "wgmma.mma_async"):
 //   - k = 32 elements (32 bytes) per instruction;
+//   - N = 16 and 32 (shared operands only) are here for v09's promoted S, which issues S in column
+//     parts to keep its fresh accumulator small;
 //   - both operands must be K-major: no imm-trans-a / imm-trans-b operands exist for 8-bit types,
 //     so B = V of O += P V has to be stored with the keys contiguous (V^T), which the caller does;
 //   - A from registers (the _rs forms) holds 4 .b32 registers of 4 e4m3 each per thread, in the 8-bit
@@ -46,6 +48,22 @@ __device__ inline uint32_t pack_e4m3x2(float lo, float hi) {
 // Four floats -> one register of four e4m3 codes, x0 in bits 0-7.
 __device__ inline uint32_t pack_e4m3x4(float x0, float x1, float x2, float x3) {
   return pack_e4m3x2(x0, x1) | (pack_e4m3x2(x2, x3) << 16);
+}
+
+// D (64 x 16) (+)= A (64 x 32, shared, K-major) * B (32 x 16; shared, 16 rows of K, K-major)
+__device__ inline void wgmma_ss_n16(float (&d)[8], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 {%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, 1, 1;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+               : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+// D (64 x 32) (+)= A (64 x 32, shared, K-major) * B (32 x 32; shared, 32 rows of K, K-major)
+__device__ inline void wgmma_ss_n32(float (&d)[16], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+               : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
 // D (64 x 64) (+)= A (64 x 32, shared, K-major) * B (32 x 64; shared, 64 rows of K, K-major)
