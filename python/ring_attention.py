@@ -55,7 +55,8 @@ Entry points
       whole-sequence tensors in, P simulated ranks, whole-sequence results out (global order)
   ring_attention(q, k, v, seqlen, causal, layout, scale, group) -> o   torch.autograd, distributed
   ring_forward / ring_backward(...): the distributed calls without autograd
-  ulysses_attention(...): the all-to-all variant (Hq and Hkv divisible by P)
+  ulysses_attention(...) -> (o, lse, saved), ulysses_backward(saved, d_o, ...): the all-to-all
+      variant (Hq and Hkv divisible by P)
 """
 import math
 
@@ -417,6 +418,9 @@ def run_distributed(program, group=None):
     nxt, prv = (rank + 1) % p, (rank - 1) % p
     if group is not None:
         nxt, prv = dist.get_global_rank(group, nxt), dist.get_global_rank(group, prv)
+    # NCCL needs the ring's sends and receives in one batch (else each rank's send waits for a
+    # receive not yet posted); other backends (gloo, the CPU test) take them one by one.
+    batched = dist.get_backend(group) == "nccl"
     try:
         msg = next(program)
         while True:
@@ -424,9 +428,14 @@ def run_distributed(program, group=None):
             if kind == "sendrecv":
                 payload, shapes = msg[1], msg[2]
                 bufs = [torch.empty(tuple(s), dtype=t.dtype, device=t.device) for t, s in zip(payload, shapes)]
-                ops = [dist.P2POp(dist.isend, t.contiguous(), nxt, group) for t in payload]
-                ops += [dist.P2POp(dist.irecv, b, prv, group) for b in bufs]
-                reply = (dist.batch_isend_irecv(ops), bufs, payload)  # payload kept alive until waited
+                payload = [t.contiguous() for t in payload]
+                if batched:
+                    ops = [dist.P2POp(dist.isend, t, nxt, group) for t in payload]
+                    ops += [dist.P2POp(dist.irecv, b, prv, group) for b in bufs]
+                    reqs = dist.batch_isend_irecv(ops)
+                else:
+                    reqs = [dist.isend(t, nxt, group) for t in payload] + [dist.irecv(b, prv, group) for b in bufs]
+                reply = (reqs, bufs, payload)  # payload kept alive until waited
             elif kind == "wait":
                 reqs, bufs, _ = msg[1]
                 for req in reqs:
@@ -633,6 +642,15 @@ def ulysses_attention(q, k, v, seqlen, causal=False, layout="contiguous", scale=
     segs = chunk_ranges(seqlen, p, layout)
     return run_distributed(ulysses_forward_program(r, p, q, k, v, segs, bool(causal), scale,
                                                    fns or ioattn_block_fns()), group)
+
+
+def ulysses_backward(saved, d_o, seqlen, causal=False, layout="contiguous", scale=None, group=None, fns=None):
+    """This rank's (dq, dk, dv) of Ulysses attention from ulysses_attention's `saved`."""
+    import torch.distributed as dist
+    p, r = dist.get_world_size(group), dist.get_rank(group)
+    segs = chunk_ranges(seqlen, p, layout)
+    return run_distributed(ulysses_backward_program(r, p, saved, d_o, segs, bool(causal), scale,
+                                                    fns or ioattn_block_fns()), group)
 
 
 def ring_attention(q, k, v, seqlen, causal=False, layout="contiguous", scale=None, group=None, fns=None):

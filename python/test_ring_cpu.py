@@ -17,7 +17,10 @@ Checks:
     causal and not, GQA, odd N: equal to the dense whole-sequence result within 1e-10;
   - controls that must fail: a block function that drops the causal flag, and a merge that skips
     the rescale, give results the check rejects;
-  - refusals: N below the chunk count, Ulysses with heads not divisible by P, seqlen_q != seqlen_k.
+  - refusals: N below the chunk count, Ulysses with heads not divisible by P, seqlen_q != seqlen_k;
+  - with torch: torch.distributed over gloo with 2, 3 and 4 processes on the CPU (spawned; the
+    sends and receives of run_distributed, ring_attention's autograd, Ulysses where gloo has
+    all_to_all, else listed as not run) against the dense whole-sequence result.
 Exit 0 when every check passes, 1 otherwise.
 """
 import itertools
@@ -235,6 +238,104 @@ def check_controls(np):
             report(word in str(e) and "\n" not in str(e), f"refuses {what}", repr(str(e)))
 
 
+# ---- torch.distributed (gloo) with P processes on the CPU: run_distributed's sends and all_to_all ----
+
+DIST_CASES = [  # (P, layout, causal, method)
+    (2, "contiguous", False, "ring"), (2, "zigzag", True, "ring"), (3, "contiguous", True, "ring"),
+    (3, "zigzag", True, "ring"), (4, "zigzag", True, "ring"), (2, "contiguous", True, "ulysses"),
+    (2, "zigzag", False, "ulysses"),
+]
+DIST_SHAPE = (2, 45, 4, 2, 8)  # batch, seqlen (odd), heads_q, heads_kv, head_dim
+
+
+def _dist_inputs(torch, seed):
+    b, n, hq, hkv, d = DIST_SHAPE
+    gen = torch.Generator().manual_seed(seed)
+    mk = lambda *s: torch.randn(*s, generator=gen, dtype=torch.float64)  # noqa: E731
+    return mk(b, n, hq, d), mk(b, n, hkv, d), mk(b, n, hkv, d), mk(b, n, hq, d)
+
+
+def _dist_worker(rank, p, store, out, cases):
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=p)
+    res = {}
+    for i, (_, layout, causal, method) in enumerate(cases):
+        q, k, v, g = _dist_inputs(torch, 100 + i)
+        n = q.shape[1]
+        sh = [ra.shard(t, n, layout) for t in (q, k, v, g)]
+        try:
+            if method == "ring":
+                x = [t.clone().requires_grad_(True) for t in sh[:3]]
+                o = ra.ring_attention(*x, seqlen=n, causal=causal, layout=layout, fns=ra.dense_block_fns)
+                grads = torch.autograd.grad(o, x, sh[3])
+                res[i] = (o.detach(), *grads)
+            else:
+                o, _, saved = ra.ulysses_attention(*sh[:3], seqlen=n, causal=causal, layout=layout,
+                                                   fns=ra.dense_block_fns)
+                res[i] = (o, *ra.ulysses_backward(saved, sh[3], seqlen=n, causal=causal, layout=layout,
+                                                   fns=ra.dense_block_fns))
+        except Exception as e:  # noqa: BLE001 - reported by the parent
+            res[i] = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+    torch.save(res, f"{out}.{rank}")
+    dist.destroy_process_group()
+
+
+def check_distributed(torch):
+    import multiprocessing as mp
+    import tempfile
+
+    try:
+        import torch.distributed as dist
+        ok = dist.is_available() and dist.is_gloo_available()
+    except ImportError:
+        ok = False
+    if not ok:
+        print("not run: torch.distributed with gloo is not available (not counted)")
+        return
+    ctx = mp.get_context("spawn")
+    for p in sorted({c[0] for c in DIST_CASES}):
+        cases = [c for c in DIST_CASES if c[0] == p]
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = [ctx.Process(target=_dist_worker, args=(r, p, f"{tmp}/store", f"{tmp}/out", cases))
+                     for r in range(p)]
+            for pr in procs:
+                pr.start()
+            for pr in procs:
+                pr.join(timeout=120)
+            hung = [r for r, pr in enumerate(procs) if pr.is_alive()]
+            for pr in procs:
+                if pr.is_alive():
+                    pr.terminate()
+            if hung or any(pr.exitcode != 0 for pr in procs):
+                report(False, f"gloo P{p}: {len(cases)} cases",
+                       f"ranks {hung} hung" if hung else f"exit codes {[pr.exitcode for pr in procs]}")
+                continue
+            per_rank = [torch.load(f"{tmp}/out.{r}") for r in range(p)]
+        for i, (_, layout, causal, method) in enumerate(cases):
+            q, k, v, g = _dist_inputs(torch, 100 + i)
+            n = q.shape[1]
+            what = f"torch.distributed gloo, {p} processes: {method} {layout} causal {int(causal)} [B{q.shape[0]} N{n} H{q.shape[2]}/{k.shape[2]}]"
+            errs = [r[i] for r in per_rank if isinstance(r[i], str)]
+            if errs:
+                low = errs[0].lower()
+                supported = not (method == "ulysses" and ("all_to_all" in low or "alltoall" in low))
+                if not supported:
+                    print(f"not run: {what}: this torch's gloo has no all_to_all ({errs[0]}; not counted)")
+                else:
+                    report(False, what, errs[0])
+                continue
+            ref_o, ref_l = ra.dense_block_fns.forward(q, k, v, causal, None)
+            ref = (ref_o,) + tuple(ra.dense_block_fns.backward(q, k, v, ref_o, ref_l, g, causal, None))
+            idx = [ra.rank_indices(n, p, layout, r) for r in range(p)]
+            order = ra._global_order(ra.chunk_ranges(n, p, layout))
+            got = [torch.cat([per_rank[r][i][j] for r in range(p)], 1)[:, order] for j in range(4)]
+            e = [err(a, b) for a, b in zip(got, ref)]
+            report(max(e) <= TOL and len(idx) == p, what,
+                   ", ".join(f"{lab} {x:.1e}" for lab, x in zip(("O", "dQ", "dK", "dV"), e)))
+
+
 def main():
     try:
         import numpy as np
@@ -256,6 +357,7 @@ def main():
     if torch is not None:
         gen = torch.Generator().manual_seed(7)
         check_rings(torch, "torch-cpu", lambda *s: torch.randn(*s, generator=gen, dtype=torch.float64))
+        check_distributed(torch)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed or passed == 0 else 0
 
