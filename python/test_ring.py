@@ -28,6 +28,13 @@ heads divide by P. --quick: the first shape, P in 1, 4. Then one process group o
 (NCCL, a file store) runs ring_attention (torch.autograd over run_distributed) and Ulysses through
 torch.distributed (P = 1: the dispatch, the autograd wrapper and all_to_all; no point-to-point
 transfer happens with one rank).
+
+Several GPUs (not run yet: no machine with several GPUs has been lent):
+    torchrun --nproc-per-node P python/test_ring.py
+With WORLD_SIZE > 1 each process takes GPU LOCAL_RANK, joins an NCCL group, and runs the
+distributed path instead (ring_attention's autograd and Ulysses over NCCL, the same seeded inputs
+sharded by layout); rank 0 gathers the rows, puts them in global order and judges them by the same
+rule against single-GPU ioattn and float64 on its GPU. Every rank exits with rank 0's code.
 """
 import math
 import os
@@ -170,6 +177,63 @@ def run_distributed_world1():
             dist.destroy_process_group()
 
 
+def run_multi_gpu():
+    """The distributed path over NCCL, one process per GPU (torchrun); returns the exit code."""
+    import torch.distributed as dist
+
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    dist.init_process_group("nccl")
+    if rank == 0:
+        print(f"device: {torch.cuda.get_device_name()} x {world} processes (NCCL), torch {torch.__version__}")
+    for si, shape in enumerate(SHAPES[:1] if QUICK else SHAPES):
+        name, b, n, hq, hkv, d, dname = shape
+        q, k, v, g = inputs(shape, 100 + si)  # the same values on every rank (seeded generator)
+        for causal in (False, True):
+            for layout in ra.LAYOUTS:
+                for method in ["ring"] + (["ulysses"] if hq % world == 0 and hkv % world == 0 else []):
+                    label = f"{method} {world} GPUs {layout} {dname} {name} causal {int(causal)}"
+                    try:
+                        sh = [ra.shard(t, n, layout) for t in (q, k, v, g)]
+                        if method == "ring":
+                            x = [t.clone().requires_grad_(True) for t in sh[:3]]
+                            o = ra.ring_attention(*x, seqlen=n, causal=causal, layout=layout)
+                            mine = (o.detach(),) + tuple(torch.autograd.grad(o, x, sh[3]))
+                        else:
+                            o, _, saved = ra.ulysses_attention(*sh[:3], seqlen=n, causal=causal, layout=layout)
+                            mine = (o,) + tuple(ra.ulysses_backward(saved, sh[3], seqlen=n, causal=causal,
+                                                                    layout=layout))
+                        torch.cuda.synchronize()
+                        mine = [t.cpu() for t in mine]
+                    except Exception as e:  # noqa: BLE001 - gathered and reported by rank 0
+                        mine = f"{type(e).__name__}: {str(e)[:200]}"
+                    parts = [None] * world
+                    dist.all_gather_object(parts, mine)
+                    if rank != 0:
+                        continue
+                    errs = [p_ for p_ in parts if isinstance(p_, str)]
+                    if errs:
+                        report(False, label, errs[0])
+                        continue
+                    order = ra._global_order(ra.chunk_ranges(n, world, layout))
+                    got = [torch.cat([p_[j] for p_ in parts], 1)[:, order].cuda() for j in range(4)]
+                    q64, k64, v64, g64 = (t.double() for t in (q, k, v, g))
+                    ref_o, ref_l = ra.dense_block_fns.forward(q64, k64, v64, causal, None)
+                    ref = (ref_o, None) + tuple(ra.dense_block_fns.backward(q64, k64, v64, ref_o, ref_l, g64, causal,
+                                                                            None))
+                    single = ra.ioattn_block_fns()
+                    b_o, b_l = single.forward(q, k, v, causal, None)
+                    base = (b_o, None) + tuple(single.backward(q, k, v, b_o, b_l, g, causal, None))
+                    ok, detail = judge((got[0], None, *got[1:]), base, ref, dname)
+                    report(ok, label, detail)
+    code = [1 if failed or passed == 0 else 0]
+    dist.broadcast_object_list(code, src=0)
+    if rank == 0:
+        print(f"{passed} passed, {failed} failed")
+    dist.destroy_process_group()
+    return code[0]
+
+
 def main():
     global torch
     try:
@@ -183,6 +247,8 @@ def main():
         return 77
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        return run_multi_gpu()
     lib = Path(ioattn._find_library()).resolve()
     root = Path(__file__).resolve().parent.parent
     lib = lib.relative_to(root) if lib.is_relative_to(root) else lib.name  # no machine paths in a log
