@@ -32,7 +32,8 @@ FIG_OUT ?= out
 FIG_BUILD ?= $(BUILD)-figures
 GPU ?= 0
 FIG_TARGETS ?= exp_machines exp_io_complexity exp_memory_vs_n exp_speedup_vs_n exp_block_size \
-               exp_roofline exp_splitkv exp_kernel_ladder exp_h200_model exp_cpu_reference
+               exp_roofline exp_splitkv exp_kernel_ladder exp_h200_model exp_cpu_reference \
+               exp_context_parallel
 
 figures: setup
 	cmake -S . -B $(FIG_BUILD) -DCMAKE_BUILD_TYPE=Release -DIOATTN_ENABLE_CUDA=OFF -DIOATTN_ENABLE_AMD_CHECK=OFF $(CMAKE_FLAGS)

@@ -42,6 +42,7 @@ DRIVERS = [
     "exp_kernel_ladder",
     "exp_h200_model",
     "exp_cpu_reference",
+    "exp_context_parallel",
 ]
 
 
