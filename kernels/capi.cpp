@@ -532,7 +532,9 @@ static std::optional<std::string> descales_of(const char* name, const float* hos
   if (count != 1 && (count != heads_kv || count < 1 || count > ioattn::kMaxBatchHeads))
     return std::string(name) + "_count must be 1 (per tensor) or heads_kv = " + std::to_string(heads_kv) +
            " (per K/V head) (got " + std::to_string(count) + ")";
-  if (!host) return std::string(name) + " must be a host array of " + std::to_string(count) + " floats (got NULL)";
+  if (!host)
+    return std::string(name) + " must be a host array of " + std::to_string(count) + (count == 1 ? " float" : " floats") +
+           " (got NULL)";
   out.assign(host, host + count);
   return std::nullopt;
 }
