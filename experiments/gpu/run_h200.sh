@@ -30,7 +30,7 @@
 #   ring      python/test_ring.py: ring and Ulysses context-parallel attention, P = 1, 2, 4, 8
 #             simulated ranks on this one GPU (ioattn's kernels per block) vs single-GPU ioattn and
 #             float64 under the error rule, forward and backward; log ring.log (rc 0 = pass); cap
-#             T_RING (150 s). Only in RUN_STAGES (no mode lists it yet): RUN_STAGES=ring
+#             T_RING (150 s). Mode ring, or RUN_STAGES=ring beside other stages
 #   train     experiments/gpu/train_gpt.py: a small GPT trained with ioattn and with SDPA flash
 #             from one initialization (loss curves, step time, peak memory); cap T_TRAIN (130 s)
 #   example   python/example_compare_sdpa.py on two shapes
@@ -66,6 +66,7 @@
 #   bench    only the benchmark (two samples), budget 400 s
 #   decode   only the decode benchmark, budget 400 s
 #   fp8      only the FP8 forward benchmark (stage fp8), budget 200 s
+#   ring     only the ring attention test (stage ring: python/test_ring.py), budget 180 s
 #   core     tests pybad ceilings bench, budget 400 s: the least one call needs for a committed
 #            run (T_TEST caps the tests, default 150 s; BENCH_ARGS are passed to bench_sdpa.py)
 #   backward backward pybad autograd train bench (bench: --passes bwd,fwdbwd --quick, two
@@ -87,9 +88,10 @@ case "$MODE" in
   bench)   STAGES="bench"; BUDGET=400 ;;
   decode)  STAGES="decode"; BUDGET=400 ;;
   fp8)     STAGES="fp8"; BUDGET=200 ;;
+  ring)    STAGES="ring"; BUDGET=180 ;;
   core)    STAGES="tests pybad ceilings bench"; BUDGET=400 ;;
   backward) STAGES="backward pybad autograd train bench"; BUDGET=570; BENCH_PASSES=${BENCH_PASSES:-bwd,fwdbwd} ;;
-  *) echo "run_h200.sh: unknown mode '$MODE' (check, measure, full, quick, recheck, ncu, bench, decode, fp8, core, backward)" >&2; exit 2 ;;
+  *) echo "run_h200.sh: unknown mode '$MODE' (check, measure, full, quick, recheck, ncu, bench, decode, fp8, ring, core, backward)" >&2; exit 2 ;;
 esac
 BENCH_PASSES=${BENCH_PASSES:-fwd}
 BUDGET=${RUN_BUDGET:-$BUDGET}
