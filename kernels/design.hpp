@@ -9,6 +9,9 @@
 //            scalar (element-wise fragment reads from unpadded rows: bank conflicts)
 //   dq=...   (optional, backward) a separate dQ pass with its own tile, grid order and occupancy:
 //            dq=ORDER,BRxBC[@CTAS][,d<=D:BRxBC[@CTAS]] (sim::DqPass)
+//   walk=up  (optional, forward) the key blocks are walked from the first visible one up (the
+//            `for (j = j_first; j < j_last; ++j)` loops of v04-v09; sim::KvWalk), which keeps causal
+//            CTAs that share K_j in step in the L2 model
 // Each line restates what the variant's header says it does (the file named in the comment). This is
 // the one place the design is written: `ioattn simulate --kernel NAME` and experiments/exp_h200_model
 // read it from here. It belongs in the registry line itself (one more IOATTN_LADDER column); it sits
@@ -30,12 +33,12 @@ inline constexpr VariantDesign kVariantDesigns[] = {
     {"v02_fa1", "fma/none/fragments"},              // scalar fp32 tile loop
     {"v03_fa2_scalar", "fma/none/fragments"},       // scalar fp32 tile loop
     {"v03b_splitkv_scalar", "fma/none/fragments"},  // scalar fp32 tile loop, split-KV
-    {"v04_fa2_mma", "mma_sync/none/scalar"},        // mma.sync; element-wise fragment reads, unpadded rows
-    {"v05_fa2_fast", "mma_sync/none/fragments"},    // mma.sync; ldmatrix from padded rows
-    {"v06_fa2_wgmma", "wgmma/intra-warpgroup/fragments"},  // wgmma; softmax of S_j under P_{j-1} V_{j-1}
-    {"v08_fa3_warpspec", "wgmma/warp-specialized/fragments"},  // TMA producer warp, 2 consumer warpgroups in ping-pong, v06's overlap inside each
+    {"v04_fa2_mma", "mma_sync/none/scalar/walk=up"},        // mma.sync; element-wise fragment reads, unpadded rows
+    {"v05_fa2_fast", "mma_sync/none/fragments/walk=up"},    // mma.sync; ldmatrix from padded rows
+    {"v06_fa2_wgmma", "wgmma/intra-warpgroup/fragments/walk=up"},  // wgmma; softmax of S_j under P_{j-1} V_{j-1}
+    {"v08_fa3_warpspec", "wgmma/warp-specialized/fragments/walk=up"},  // TMA producer warp, 2 consumer warpgroups in ping-pong, v06's overlap inside each
     {"v07_decode_splitkv", "mma_sync/none/fragments"},     // mma.sync decoding kernel (split-KV)
-    {"v09_fp8_wgmma", "wgmma/intra-warpgroup/fragments/vt-pass"},  // v06's loop on wgmma e4m3, after its V transpose pass
+    {"v09_fp8_wgmma", "wgmma/intra-warpgroup/fragments/vt-pass/walk=up"},  // v06's loop on wgmma e4m3, after its V transpose pass
     // The backward ladder (bwd_registry.cpp): the overlap of their softmax-gradient work with the
     // matrix units is not described in their headers, so none is modeled.
     {"bwd01_fa2_scalar", "fma/none/fragments"},               // scalar fp32

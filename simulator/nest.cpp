@@ -418,18 +418,27 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
   // are heads.
   // Checked against DRAM counters of FlashAttention-2 on the H200 (simulator/README.md).
   int fits_waves = 0, lockstep_waves = 0, exceed_waves = 0;
-  // Lockstep: every CTA that has work runs the same number of tiles (FA1's one CTA per head does).
+  // Lockstep: the CTAs that share K_j, V_j read them at about the same time. Unspecified walk: every
+  // CTA that has work runs the same number of tiles (FA1's one CTA per head does). A walk from the
+  // first visible block up (Design::walk, up) reads block j at step j - first, so CTAs of one split
+  // that start at the same block are in step whatever their length (causal: all start at block 0);
+  // a walk down from the last visible block (FlashAttention-2's forward) needs the same last block.
   bool lockstep = true;
   {
-    int64_t tiles = -1;
-    for (int64_t s = 0; s < g.S && !k.sequential_outer; ++s)
+    // The walk describes a Q-outer forward's key loop; other kernels keep the length rule.
+    const KvWalk walk = k.sequential_outer || !k.outer_is_q ? KvWalk::unspecified : t.design.walk;
+    int64_t key = -1;  // the length rule compares across splits; a walk rule within each split
+    for (int64_t s = 0; s < g.S && !k.sequential_outer; ++s) {
+      if (walk != KvWalk::unspecified) key = -1;
       for (int64_t o = 0; o < g.T_out; ++o) {
         const BlockRange r = range_of(s, o);
         const int64_t n = r.end - r.begin;
         if (n == 0) continue;
-        if (tiles >= 0 && n != tiles) lockstep = false;
-        tiles = n;
+        const int64_t v = walk == KvWalk::up ? r.begin : (walk == KvWalk::down ? r.end : n);
+        if (key >= 0 && v != key) lockstep = false;
+        key = v;
       }
+    }
   }
   if (!no_l2) {
     // Whether a write access's tensor is also read in this kernel (counted once in the working set).

@@ -123,6 +123,7 @@ std::string design_name(const Design& d) {
     if (q.small_d > 0) s += fmt::format(",d<={}:{}", q.small_d, tile(q.small_Br, q.small_Bc, q.small_ctas_per_cu));
   }
   if (d.v_transpose_pass) s += "/vt-pass";
+  if (d.walk != KvWalk::unspecified) s += d.walk == KvWalk::up ? "/walk=up" : "/walk=down";
   return s;
 }
 
@@ -190,8 +191,8 @@ std::optional<Design> parse_design(std::string_view s, std::string* why) {
     if (why) *why = std::move(msg);
     return std::nullopt;
   };
-  if (parts.size() > 5)
-    return fail(fmt::format("design '{}' has more than 5 parts (instr/overlap/lds[/dq=...][/vt-pass])", s));
+  if (parts.size() > 6)
+    return fail(fmt::format("design '{}' has more than 6 parts (instr/overlap/lds[/dq=...][/vt-pass][/walk=...])", s));
   Design d;
   bool ok = false;
   for (auto v : {MatrixInstr::native, MatrixInstr::fma, MatrixInstr::mma_sync, MatrixInstr::wgmma, MatrixInstr::mfma})
@@ -213,13 +214,16 @@ std::optional<Design> parse_design(std::string_view s, std::string* why) {
   for (size_t i = 3; i < parts.size(); ++i) {
     if (parts[i] == "vt-pass" && !d.v_transpose_pass) {
       d.v_transpose_pass = true;
+    } else if ((parts[i] == "walk=up" || parts[i] == "walk=down") && d.walk == KvWalk::unspecified) {
+      d.walk = parts[i] == "walk=up" ? KvWalk::up : KvWalk::down;
     } else if (parts[i].substr(0, 3) == "dq=" && !seen_dq) {
       seen_dq = true;
       if (auto q = parse_dq_pass(parts[i])) d.dq_pass = *q;
       else return fail(fmt::format("design '{}': the dq part must be dq=ORDER,BRxBC[@N][,d<=D:BRxBC[@N]] "
                                    "(ORDER a grid order, numbers in [1, 4096])", s));
     } else {
-      return fail(fmt::format("design '{}': part '{}' must be dq=... or vt-pass (each at most once)", s, parts[i]));
+      return fail(fmt::format("design '{}': part '{}' must be dq=..., vt-pass, walk=up or walk=down (each at most once)",
+                              s, parts[i]));
     }
   }
   return d;

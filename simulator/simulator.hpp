@@ -251,12 +251,19 @@ struct DqPass {
 // in-kernel transpose). Cost: V read and V^T written once (2 B Hkv Nk d e bytes), one more
 // launch, and the V^T workspace (B Hkv Nk d e bytes; the kernel's key padding is not counted).
 // Forward of the Q-outer strategies (fa2, splitkv) only.
+// The order a Q-outer CTA walks its visible key blocks (design part "walk=up|down"), which decides
+// whether CTAs of unequal length read a shared K_j, V_j at about the same time (the L2 wave model's
+// lockstep): up (first visible block to last: ioattn's forwards) keeps every CTA that starts at the
+// same block in step, down (from the diagonal: FlashAttention-2's forward) every CTA that ends at the
+// same block; unspecified: in step only when every CTA runs the same number of tiles.
+enum class KvWalk { unspecified, up, down };
 struct Design {
   MatrixInstr instr = MatrixInstr::native;
   Overlap overlap = Overlap::none;
   LdsRead lds = LdsRead::fragments;
   DqPass dq_pass{};
   bool v_transpose_pass = false;
+  KvWalk walk = KvWalk::unspecified;
 };
 std::string_view matrix_instr_name(MatrixInstr i);
 std::string_view overlap_name(Overlap o);
@@ -264,7 +271,8 @@ std::string_view lds_read_name(LdsRead l);
 // "wgmma/intra-warpgroup/fragments" (the last two parts may be left out: none, fragments), then
 // optional parts, each at most once: a separate dQ pass of its own, "dq=ORDER,BRxBC[@N][,d<=D:BRxBC[@N]]"
 // (@N: CTAs per CU; e.g. "mma_sync/none/fragments/dq=qblock_major_rev,64x32,d<=64:64x64"), and
-// "vt-pass" (Design::v_transpose_pass; e.g. "wgmma/intra-warpgroup/fragments/vt-pass");
+// "vt-pass" (Design::v_transpose_pass; e.g. "wgmma/intra-warpgroup/fragments/vt-pass"), and
+// "walk=up" or "walk=down" (Design::walk);
 // nullopt with `why` naming the bad part otherwise.
 std::optional<Design> parse_design(std::string_view s, std::string* why = nullptr);
 std::string design_name(const Design& d);

@@ -10,6 +10,8 @@ Points (measured, committed, never edited):
           median over the run's samples; cuda-graph replay, L2 not flushed) of ioattn's fast forwards
           (FAST_IMPLS: the matrix-core rungs) and SDPA's FlashAttention-2, with each ioattn row's launch
           configuration (br, bc, ctas_per_sm, grid_order)
+  heldout the CANONICAL heldout runs (bench_sdpa.py / ncu_collect.py --preset heldout: GQA, d 256,
+          N 32k-64k): bench points and their ncu DRAM reads, held-out only
   ncu     the CANONICAL ncu run: DRAM read bytes of the ioattn rows (joined to the bench point of the
           same problem), and SDPA FlashAttention-2 forwards under ncu (compare_l2.py's inputs), whose
           time is ncu's gpu__time_duration (clocks not locked) and whose tile is the one in the kernel's
@@ -91,7 +93,7 @@ HELDOUT_ROLE = "heldout"
 FAST_BWD = ("ioattn:bwd02_fa2_mma", "ioattn:bwd02b_fa2_mma_dqpass", "ioattn:bwd03_fa3_wgmma",
             "ioattn:bwd03b_fa3_wgmma_dqpass")
 BWD_ORDER = {"kv_bh_major": "bh_major"}  # the K/V-outer nest's bh_major (exp_h200_model says why)
-SDPA_DESIGN = "mma_sync/none/fragments"
+SDPA_DESIGN = "mma_sync/none/fragments/walk=down"  # FlashAttention-2 walks its key blocks from the diagonal down
 TRAIN_DTYPE, TRAIN_CAUSAL, TRAIN_N = "fp16", 0, (1024, 8192)
 # The parameters calibrated (none has a datasheet value), with their search ranges. The forward ones
 # are fitted on the forward training points first; the backward ones (used only by backward tile

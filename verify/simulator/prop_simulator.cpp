@@ -869,6 +869,52 @@ void fp8_refusals() {
 
 }  // namespace
 
+// ------------------------------------------------------------------------------------------------
+// The key walk (Design::walk) only decides lockstep: unmasked one-split problems give the same
+// traffic under every walk (split-KV: never more); a causal problem without a window walked up (every CTA starts at its split's first
+// block) never reads more than under the equal-length rule; names round-trip; repeats are refused.
+// ------------------------------------------------------------------------------------------------
+
+void kv_walk() {
+  AttnProblem p = *gen_small_problem(3000);
+  const auto& cat = catalog();
+  const bool test_cache = *rc::gen::arbitrary<bool>();
+  const sim::Machine m = test_cache ? test_machine(*rc::gen::inRange<int64_t>(1, 200),
+                                                   static_cast<double>(*rc::gen::inRange<int64_t>(1, 1 << 22)) * 16.0)
+                                    : cat[*rc::gen::inRange<size_t>(0, cat.size())];
+  sim::Tiling t;
+  t.strategy = *rc::gen::element(Strategy::fa2, Strategy::splitkv);
+  gen_tile(t);
+  t.ctas_per_cu = *rc::gen::inRange<int64_t>(0, 3);
+  t.grid_order = *rc::gen::element(sim::GridOrder::bh_major, sim::GridOrder::qblock_major_rev);
+  sim::Options o;
+  o.pass = Pass::fwd;
+  const bool masked = p.causal || p.window_left >= 0 || p.window_right >= 0;
+  double hbm[3];
+  int i = 0;
+  for (auto w : {sim::KvWalk::unspecified, sim::KvWalk::up, sim::KvWalk::down}) {
+    t.design.walk = w;
+    hbm[i++] = static_cast<double>(sim::simulate_unchecked(p, m, t, o).hbm.read);
+  }
+  const std::string where = show(p, t, o.pass) + " on " + m.name;
+  // (split-KV: a walk rule compares the CTAs of one split, the length rule all of them, so a shorter
+  // last split can only make the walk rules read less)
+  if (!masked && t.strategy == Strategy::fa2 && (hbm[1] != hbm[0] || hbm[2] != hbm[0]))
+    RC_FAIL(fmt::format("unmasked: walk changed HBM reads {} / {} / {} ({})", hbm[0], hbm[1], hbm[2], where));
+  if (!masked && (hbm[1] > hbm[0] * (1 + 1e-12) || hbm[2] > hbm[0] * (1 + 1e-12)))
+    RC_FAIL(fmt::format("unmasked split-KV: a walk read more {} / {} / {} ({})", hbm[0], hbm[1], hbm[2], where));
+  if (p.causal && p.window_left < 0 && p.window_right < 0 && hbm[1] > hbm[0] * (1 + 1e-12))
+    RC_FAIL(fmt::format("causal walk=up reads {} > equal-length rule {} ({})", hbm[1], hbm[0], where));
+  for (const char* name : {"wgmma/warp-specialized/fragments/walk=up", "mma_sync/none/fragments/walk=down",
+                           "wgmma/intra-warpgroup/fragments/vt-pass/walk=up"}) {
+    const auto d = sim::parse_design(name);
+    RC_ASSERT(d.has_value() && d->walk != sim::KvWalk::unspecified);
+    RC_ASSERT(sim::design_name(*d) == std::string(name));
+  }
+  for (const char* bad : {"wgmma/none/fragments/walk=up/walk=down", "wgmma/none/fragments/walk=sideways"})
+    RC_ASSERT(!sim::parse_design(bad).has_value());
+}
+
 int main() {
   return ioattn::verify::run_properties({
       {"trace_equals_model", 600, trace_equals_model},
@@ -882,5 +928,6 @@ int main() {
       {"edge_cases", 1, edge_cases},
       {"fp8", 300, fp8},
       {"fp8_refusals", 1, fp8_refusals},
+      {"kv_walk", 300, kv_walk},
   });
 }
