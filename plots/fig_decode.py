@@ -40,7 +40,12 @@ def main() -> None:
         style.skip(NAME, f"no v07 or SDPA decode rows in {', '.join(str(results.rel(f)) for f in files)}")
     exe = dm.ioattn_bin()
     model_csv = Path(args.out) / f"{NAME}_model.csv"
-    model = dm.model(rows, exe, model_csv) if exe and any(r["impl"] == V07 for r in rows) else []
+    model, why = [], "no ioattn binary (build-figures/apps/ioattn or $IOATTN_BIN)"
+    if exe and any(r["impl"] == V07 for r in rows):
+        try:
+            model = dm.model(rows, exe, model_csv)
+        except RuntimeError as e:  # e.g. a binary older than the simulator's layout options
+            why = f"ioattn simulate failed ({e})"
     panels = sorted({(int(float(r["seqlen_q"])), int(float(r["batch"]))) for r in rows})
     ncols = min(3, len(panels))
     nrows = (len(panels) + ncols - 1) // ncols
@@ -91,7 +96,7 @@ def main() -> None:
             f"v07_decode_splitkv with the run's splits, tile and CTAs/SM (expected time); the copy ceiling "
             f"reads and writes, so a read-mostly kernel can pass it")
     if not model:
-        note += "; model not drawn: no ioattn binary (build-figures/apps/ioattn or $IOATTN_BIN)"
+        note += f"; model not drawn: {why}"
     style.footer(fig, "H200", files + ([model_csv] if model else []), note)
     style.save(fig, args.out, NAME)
 
