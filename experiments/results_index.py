@@ -46,7 +46,8 @@ REPO = Path(__file__).resolve().parent.parent
 # paper/gen_fp8.py (precision(), called by paper/gen_numbers.py).
 ROLE_FILES = {"bench": "bench.csv", "ncu": "ncu.csv", "tiles": "tiles.csv", "bwd": "bench.csv",
               "train": "train_gpt.json", "fast": "bench.csv", "fp8": "bench.csv",
-              "decode": "decode.csv"}  # decode: bench_decode.py's split-KV decode rows (issue 12)
+              "decode": "decode.csv",  # decode: bench_decode.py's split-KV decode rows (issue 12)
+              "heldout": "bench.csv"}  # heldout: the simulator's held-out runs (expected_time.py; + ncu.csv)
 ROLES = tuple(ROLE_FILES)
 
 # ------------------------------------------------------------------------------ generic layout
