@@ -27,7 +27,7 @@
   X(v07_decode_splitkv, "splitkv", "fp16,bf16",   "64,128,256", false, "Flash-Decoding on matrix cores: a K/V group's query heads x query rows packed as the MMA's M rows (one K/V load serves them all), keys split across CTAs by a GPU-filling heuristic, log-sum-exp combine") \
   X(v04_fa2_mma,    "fa2",      "fp16,bf16",      "64,128",   false, "FA2 on matrix cores (mma.sync/MFMA fragments): plain loads, one buffer, mask on every tile") \
   X(v05_fa2_fast,   "fa2",      "fp16,bf16",      "32,64,96,128,256", true, "v04 + cp.async pipeline, padded smem, ldmatrix, P in registers, exp2, boundary-only masks") \
-  X(v08_fa3_warpspec, "fa2",    "fp16,bf16",      "64,128,256", true,  "v06 warp-specialized (FA3): a producer warp issues TMA loads of K/V into an mbarrier ring, two consumer warpgroups (setmaxnreg 24/240) ping-pong their GEMMs via named barriers; sm_90a only") \
+  X(v08_fa3_warpspec, "fa2",    "fp16,bf16",      "64,96,128,192,256", true,  "v06 warp-specialized (FA3): a producer warp issues TMA loads of K/V into an mbarrier ring, two or three consumer warpgroups (setmaxnreg 24/240 or 24/160) ping-pong their GEMMs via named barriers; other head dims that are multiples of 8 up to 256 padded inside; sm_90a only") \
   X(v06_fa2_wgmma,  "fa2",      "fp16,bf16",      "64,128",   true,  "v05 on Hopper wgmma (warpgroup MMA from swizzled shared tiles); softmax of one tile overlaps P*V of the previous (FA3); sm_90a only") \
   X(v09_fp8_wgmma,  "fa2",      "fp8_e4m3",       "64,128,256", false, "v06 in FP8: wgmma e4m3 (k32), V transposed per head by a separate pass, P rounded to e4m3 in registers, descales on S and O, bf16/fp16 out; sm_90a only")
 // clang-format on

@@ -1,27 +1,29 @@
 // kernels/v08_fa3_warpspec.hip: FlashAttention-3's warp-specialized forward on Hopper (TMA producer,
-// two wgmma consumer warpgroups in ping-pong), NVIDIA sm_90a only.
+// two or three wgmma consumer warpgroups in ping-pong), NVIDIA sm_90a only.
 //
 // What changed vs v06_fa2_wgmma: in v06 every thread both loads (cp.async) and computes, and a
 // __syncthreads per K/V tile keeps the two warpgroups in lock step. Here the block is split by role:
 //   warpgroup 0, the producer: one thread issues every load as TMA (cp.async.bulk.tensor, 4-D
 //     tensor maps over (d, head, seq, batch) built on the host with cuTensorMapEncodeTiled through
 //     the runtime's driver entry point, 128-byte swizzle, boxes of 64 columns x rows; rows past
-//     seqlen are zero-filled by the TMA unit): Q once, then K_j and V_j into two rings of kStages
-//     shared buffers. Each buffer has a "full" mbarrier (the TMA's bytes, expect_tx) and an
-//     "empty" mbarrier (one arrival per consumer warp once its wgmma has read the buffer).
-//     setmaxnreg.dec gives its registers away (24 per thread).
-//   warpgroups 1 and 2, the consumers: 64 query rows each (Br = 128), setmaxnreg.inc to 240;
-//     wgmma S = Q K^T and O += P V with the online softmax, v06's intra-warpgroup overlap (step j
-//     issues S_j and O += P_{j-1} V_{j-1}, runs the softmax of S_j while P V is on the tensor
-//     cores); K_j's buffer is released as soon as S_j has completed, V_j's after P_j V_j.
-//   ping-pong (kPingPong): two named barriers (ids 1, 2) order the consumers' issue slots: a
-//     consumer waits on its own barrier before issuing its GEMMs and arrives on the other's right
-//     after, so consumer 1 issues while consumer 0 runs its softmax and vice versa; the tensor
-//     cores see the two warpgroups' GEMMs back to back. Consumer 1 arrives once up front (consumer 0
-//     goes first) and consumer 0 waits once after its loop (the barrier counts balance at exit).
-// The products, the boundary mask, the softmax (lazy rescaling) and the P packing are v06's
-// functions (kernels/fwd_wgmma_common.hpp); the tile skipping and the masked/unmasked loop split
-// are v06's overlap path.
+//     seqlen and columns past d are zero-filled by the TMA unit): Q once, then K_j and V_j into two
+//     rings of kStages shared buffers. Each buffer has a "full" mbarrier (the TMA's bytes,
+//     expect_tx) and an "empty" mbarrier (one arrival per consumer warp once its wgmma has read
+//     the buffer). setmaxnreg.dec gives its registers away (24 per thread).
+//   warpgroups 1 .. kC, the consumers (kC = Br / 64: 2 at Br 128, 3 at Br 192): 64 query rows each,
+//     setmaxnreg.inc to 240 (kC 2) or 160 (kC 3); wgmma S = Q K^T and O += P V with the online
+//     softmax, v06's intra-warpgroup overlap (step j issues S_j and O += P_{j-1} V_{j-1}, runs the
+//     softmax of S_j while P V is on the tensor cores); K_j's buffer is released as soon as S_j
+//     has completed, V_j's after P_j V_j.
+//   ping-pong (kPingPong): named barriers (ids 1 .. kC) order the consumers' issue slots round
+//     robin: a consumer waits on its own barrier before issuing its GEMMs and arrives on the next
+//     one's right after, so the others issue while one runs its softmax; the tensor cores see the
+//     warpgroups' GEMMs back to back. The last consumer arrives once up front (consumer 0 goes
+//     first) and consumer 0 waits once after its loop (the barrier counts balance at exit).
+// The boundary mask, the softmax (lazy rescaling) and the P packing are v06's functions
+// (kernels/fwd_wgmma_common.hpp); the two products are issued by issue_qk_ws / issue_pv_ws below
+// (fwd_wg::issue_qk / issue_pv generalized to S and O as wgmma N = 128 + 64 chunks: Bc 192, d 192);
+// the tile skipping and the masked/unmasked loop split are v06's overlap path.
 // Hang guard: every mbarrier wait is a bounded try_wait loop (2^22 polls, each sleeping at most
 // 1 us: a few seconds); a thread whose wait gave up stops waiting and traps at its end, so a
 // protocol bug fails the launch instead of hanging the device. Named barriers (ping-pong) cannot be
@@ -29,37 +31,53 @@
 // context unusable for the rest of the process: IOATTN_V08_DISABLE=1 in the environment makes
 // supports() refuse every problem, so a suite run of all variants can leave v08 out.
 //
-// Tiling: Br = 128 (two consumer warpgroups of 64 rows), Bc keys per tile, kStages buffers per ring.
-// Shared memory: Q (Br, d) + 2 kStages (Bc, d) + barriers; 384 threads, one block per SM.
-// Per consumer thread: O d/2 + S Bc/2 fp32 registers + P Bc/4. Defaults (kConfigs below): d = 128:
-// Bc 128, 2 stages (164,936 bytes of shared memory); d = 64: Bc 128, 2 stages (83,016 bytes);
-// d = 256: Bc 64, 2 stages (197,704 bytes; O += P V as two m64n128 MMAs per 16 keys).
-// Registers (ptxas -v, CUDA 13.0, every configuration in kConfigs, fp16 and bf16): 168 per thread
-// at launch (__launch_bounds__(384, 1)), then 24 for the producer and 240 for the consumers after
-// setmaxnreg; 0 bytes of spills, no wgmma serialization warning.
+// Head dims: any d <= 256 that is a multiple of 8 (TMA's global row stride must be a 16-byte
+// multiple). d runs in the smallest class >= d of 64, 96, 128, 192, 256 (head_dim_class): Q K^T is
+// class / 16 MMAs deep, the shared tiles and O are kDp = the class rounded up to 64-column panels
+// wide (96 -> 128: d 96's O += P V runs N = 128, a quarter of it on zero columns). The TMA boxes
+// stay 64 columns wide; the columns past the tensor's d arrive as zeros, so they add nothing to S
+// and give O columns of zeros, which the epilogue does not store (it writes the 8-column atoms
+// below d only). The softmax scale is the problem's (1/sqrt(d) of the real d by default).
+//
+// Tiling: Br = 64 kC, Bc keys per tile, kStages buffers per ring; 128 (1 + kC) threads, one block per
+// SM. Shared memory: Q (Br, kDp) + 2 kStages (Bc, kDp) + barriers. Per consumer thread: O kDp/2 + S
+// Bc/2 fp32 registers + P Bc/4. kConfigs below lists every configuration; the default per class
+// (the first row): d 64: Br 192, Bc 128, 2 stages (91,208 bytes; FA3's d-64 tile: three consumers
+// of 160 registers, O + S + P = 128 of them); d 96: Br 128, Bc 128, 2 stages (164,936 bytes); d 128:
+// Br 128, Bc 128, 2 stages (164,936); d 192: Br 128, Bc 64, 2 stages (148,552; Bc 128 exceeds shared
+// memory); d 256: Br 128, Bc 64, 2 stages (197,704).
+// Registers (ptxas -v, CUDA 13.0, fp16 and bf16, every row of kConfigs): 168 per thread at launch for
+// the 384-thread blocks (Br 128; 24 / 240 after setmaxnreg) and 128 for the 512-thread blocks (Br
+// 192; 24 / 160 after setmaxnreg); 0 bytes of spills, no wgmma serialization warning. Tried and
+// dropped: d 128 with Bc 192 (O + S + P = 208 of 240: 20 bytes of spill stores, 64 of loads).
 //
 // HBM traffic (simulator strategy `fa2`): as v06, Q, O once, K and V once per query block of
-// Br = 128 rows: 2e·B·Hq·Nq·d (Q, O) + 2e·B·Hq·Tr·Nk·d (K, V), Tr = ceil(Nq / 128) (fewer under a
-// causal mask or window: skipped tiles are not loaded); LSE 4·B·Hq·Nq.
+// Br rows: 2e·B·Hq·Nq·d (Q, O) + 2e·B·Hq·Tr·Nk·d (K, V), Tr = ceil(Nq / Br) (fewer under a causal
+// mask or window: skipped tiles are not loaded); LSE 4·B·Hq·Nq. Padded columns are not read from
+// HBM (the TMA unit fills them).
 //
-// Measured: passes the GPU suite, memcheck and racecheck on the H200
-// (experiments/results/h200/2026-12-01_f13273b_newkernels); its speed against v06, SDPA and the Triton peer is
-// README.md's fast_headline, generated from the CANONICAL role `fast`.
-// Not done: a persistent grid with a tile scheduler, head dims other than 64/128/256, a TMA store
-// of O, varlen/paged layouts (refused by the registry).
+// Measured: the d 64/128/256 configurations of session 5 (Br 128) pass the GPU suite, memcheck and
+// racecheck on the H200 (experiments/results/h200/2026-12-01_f13273b_newkernels); their speed against
+// v06, SDPA and the Triton peer is README.md's fast_headline (CANONICAL role `fast`). The Br 192
+// configurations, Bc 192, d 96/192 and the padded head dims are compiled (ptxas above) and NOT yet
+// run on a GPU: the tile sweep is kernels/dev/v08_tiles.sh (IOATTN_V08_CONFIG selects a row by
+// name, so rows sharing a tile are measured too).
+// Not done: a persistent grid with a tile scheduler, a TMA store of O, P through shared memory (what
+// lets FA3 take Bc 192 at d 64 beside 160 registers), varlen/paged layouts (refused by the registry).
 // Run: ioattn run --kernel v08_fa3_warpspec --seqlen 4096 --heads 16 --head-dim 128 --dtype bf16 --check
 //
-// Supports: fp16, bf16; d in {64, 128, 256}; any Nq, Nk; causal (bottom-right), windows, GQA/MQA; LSE
-// out; fully masked rows give O = 0, LSE = -inf. Needs sm_90a device code (kernels/CMakeLists.txt
-// adds -gencode=arch=compute_90a,code=sm_90a for this file); supports() asks the device once (a
-// one-thread probe kernel) and refuses with that message otherwise. Tensors must be 16-byte
-// aligned (TMA); cuTensorMapEncodeTiled's refusal is returned as one line. AMD: refused (no wgmma,
-// no TMA; v05 is the AMD path).
+// Supports: fp16, bf16; d a multiple of 8, <= 256; any Nq, Nk; causal (bottom-right), windows,
+// GQA/MQA; LSE out; fully masked rows give O = 0, LSE = -inf. Needs sm_90a device code
+// (kernels/CMakeLists.txt adds -gencode=arch=compute_90a,code=sm_90a for this file); supports() asks
+// the device once (a one-thread probe kernel) and refuses with that message otherwise. Tensors must
+// be 16-byte aligned (TMA); cuTensorMapEncodeTiled's refusal is returned as one line. AMD: refused
+// (no wgmma, no TMA; v05 is the AMD path).
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -85,31 +103,46 @@ namespace {
 
 #if defined(IOATTN_PLATFORM_NVIDIA)
 
-template <int kD_, int kBc_, int kStages_, bool kPingPong_>
+// Head-dim classes: a problem's d runs in the smallest class >= d (64, 96, 128, 192, 256); the
+// class is the depth of Q K^T (kD / 16 MMAs of k = 16), the shared tiles and O are kDp = kD rounded
+// up to a 64-column panel wide (96 -> 128). Columns past the real d are zeros: the TMA unit fills
+// box columns past the tensor's d with zeros, so they add nothing to S and make O's extra columns 0
+// (never stored).
+constexpr int head_dim_class(int64_t d) { return d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : d <= 192 ? 192 : 256; }
+
+template <int kD_, int kBr_, int kBc_, int kStages_, bool kPingPong_>
 struct V08Tile {
-  static constexpr int kD = kD_;
-  static constexpr int kBr = 128;  // two consumer warpgroups of 64 rows
+  static constexpr int kD = kD_;                  // Q K^T depth (the head-dim class)
+  static constexpr int kDp = (kD_ + 63) / 64 * 64;  // shared tile / O width: whole 64-column panels
+  static constexpr int kBr = kBr_;                // kConsumers consumer warpgroups of 64 rows
+  static constexpr int kConsumers = kBr_ / 64;
   static constexpr int kBc = kBc_;
   static constexpr int kStages = kStages_;
   static constexpr bool kPingPong = kPingPong_;
-  static constexpr int kThreads = 3 * 128;  // producer warpgroup + 2 consumer warpgroups
-  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;  // setmaxnreg targets
-  static constexpr int kQBytes = kBr * kD_ * 2;
-  static constexpr int kKVBytes = kBc_ * kD_ * 2;
+  static constexpr int kThreads = 128 * (1 + kConsumers);  // producer warpgroup + consumers
+  // Registers at launch (__launch_bounds__(kThreads, 1)): 65536 / kThreads rounded down to 8
+  // (384 threads: 168, 512: 128); setmaxnreg moves them from the producer to the consumers.
+  static constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
+  static constexpr int kProducerRegs = 24, kConsumerRegs = kConsumers == 2 ? 240 : 160;
+  static constexpr int kQBytes = kBr_ * kDp * 2;
+  static constexpr int kKVBytes = kBc_ * kDp * 2;
   static constexpr int kBarriers = 1 + 4 * kStages_;  // Q full; K full/empty, V full/empty per stage
   static constexpr int kSmemBytes = 1024 /* alignment slack */ + kQBytes + 2 * kStages_ * kKVBytes + 8 * kBarriers;
-  static_assert(kD_ == 64 || kD_ == 128 || kD_ == 256, "P V: d = 64, 128 (one wgmma N) or 256 (two of N = 128)");
-  static_assert(kD_ != 256 || kBc_ == 64, "d = 256: O takes 128 registers per thread, S and P fit beside it at Bc = 64 only");
-  static_assert(kBc_ == 64 || kBc_ == 128, "wgmma N for Q K^T is Bc: 64 or 128 here; a TMA box has <= 256 rows");
+  static_assert(kD_ == 64 || kD_ == 96 || kD_ == 128 || kD_ == 192 || kD_ == 256, "head-dim classes: 64, 96, 128, 192, 256");
+  static_assert(kBr_ == 128 || kBr_ == 192, "Br: two or three consumer warpgroups of 64 rows");
+  static_assert(kBc_ == 64 || kBc_ == 128 || kBc_ == 192, "Bc: S = Q K^T as wgmma N = 64 / 128 chunks; a TMA box has <= 256 rows");
   static_assert(kStages_ >= 2, "each ring needs at least two buffers");
   static_assert(kSmemBytes <= kMaxSharedBytes, "tiles exceed the platform's shared memory per block");
-  // The launch gives every thread 65536 / 384 = 170 -> 168 registers; what the producer gives back
-  // must cover what the consumers take (setmaxnreg.inc blocks until the registers are free).
-  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= 384 * 168, "setmaxnreg targets exceed the block's registers");
+  // What the producer gives back must cover what the consumers take (setmaxnreg.inc blocks until
+  // the registers are free).
+  static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= kThreads * kLaunchRegs,
+                "setmaxnreg targets exceed the block's registers");
 };
 
-static_assert(V08Tile<128, 128, 2, true>::kSmemBytes == 164936 && V08Tile<64, 128, 2, true>::kSmemBytes == 83016 &&
-                  V08Tile<256, 64, 2, true>::kSmemBytes == 197704,
+static_assert(V08Tile<128, 128, 128, 2, true>::kSmemBytes == 164936 && V08Tile<64, 128, 128, 2, true>::kSmemBytes == 83016 &&
+                  V08Tile<256, 128, 64, 2, true>::kSmemBytes == 197704 &&
+                  V08Tile<64, 192, 128, 2, true>::kSmemBytes == 91208 &&
+                  V08Tile<192, 128, 64, 2, true>::kSmemBytes == 148552,
               "the header's shared-memory figures");
 
 // The three tensor maps, passed as one __grid_constant__ kernel parameter (TMA reads them from the
@@ -119,11 +152,60 @@ struct V08Maps {
 };
 
 #if defined(IOATTN_V08_WS)
-using fwd_wg::issue_pv;
-using fwd_wg::issue_qk;
 using fwd_wg::mask_tile;
 using fwd_wg::pack_p;
 using fwd_wg::softmax_tile;
+
+// S = Q K^T for one tile, issued (the caller commits and waits): kD / 16 MMAs of k = 16 (the kk-th
+// 16-column slice of a swizzled row starts 32 kk bytes into its 64-column panel), each as wgmma
+// N = 128 / 64 chunks of S's columns (Bc 192: 128 + 64; chunk keys c0.. are K rows c0.., c0 x 128
+// bytes into each K panel, a multiple of the 1024-byte swizzle period). fwd_wg::issue_qk's
+// generalization to d 96/192 and Bc 192; registers 4t .. 4t + 3 of S are columns 8t .. 8t + 7, so a
+// chunk's accumulator is a contiguous slice of r_S.
+template <class T, class Tl>
+__device__ __forceinline__ void issue_qk_ws(float (&r_S)[Tl::kBc / 2], uint32_t q_addr, uint32_t k_addr) {
+  wg::fence_regs(r_S);
+  wg::fence();
+#pragma unroll
+  for (int kk = 0; kk < Tl::kD / 16; ++kk) {
+    const uint64_t dq = wg::desc(q_addr + (kk / 4) * (Tl::kBr * 128) + (kk % 4) * 32, 16, 1024);
+    const uint32_t k_kk = k_addr + (kk / 4) * (Tl::kBc * 128) + (kk % 4) * 32;
+#pragma unroll
+    for (int c0 = 0; c0 + 128 <= Tl::kBc; c0 += 128)
+      wg::wgmma_ss_n128<T>(*reinterpret_cast<float(*)[64]>(&r_S[c0 / 2]), dq, wg::desc(k_kk + c0 * 128, 16, 1024),
+                           kk > 0);
+    if constexpr (Tl::kBc % 128 != 0) {
+      constexpr int c0 = Tl::kBc / 128 * 128;
+      wg::wgmma_ss_n64<T>(*reinterpret_cast<float(*)[32]>(&r_S[c0 / 2]), dq, wg::desc(k_kk + c0 * 128, 16, 1024),
+                          kk > 0);
+    }
+  }
+}
+
+// O += P V for one tile, issued (the caller commits and waits): Bc / 16 MMAs of k = 16 keys (the
+// g-th 16-key slice of V starts 16 rows x 128 bytes in), each as wgmma N = 128 / 64 chunks of O's
+// kDp columns (d 192: 128 + 64, d 256: 128 + 128); the chunk at column n0 starts at V's panel
+// n0 / 64, n0 / 64 LBO bytes in, and owns O's registers n0 / 2 ... fwd_wg::issue_pv's
+// generalization to d 192. r_P must stay untouched until it completes.
+template <class T, class Tl>
+__device__ __forceinline__ void issue_pv_ws(float (&r_O)[Tl::kDp / 2], const uint32_t (&r_P)[Tl::kBc / 16][4],
+                                            uint32_t v_addr, uint32_t v_lbo, uint32_t v_sbo) {
+  wg::fence_regs(r_O);
+  wg::fence();
+#pragma unroll
+  for (int g = 0; g < Tl::kBc / 16; ++g) {
+    const uint32_t v_g = v_addr + g * 16 * 128;
+#pragma unroll
+    for (int n0 = 0; n0 + 128 <= Tl::kDp; n0 += 128)
+      wg::wgmma_rs_n128<T>(*reinterpret_cast<float(*)[64]>(&r_O[n0 / 2]), r_P[g],
+                           wg::desc(v_g + (n0 / 64) * v_lbo, v_lbo, v_sbo), 1);
+    if constexpr (Tl::kDp % 128 != 0) {
+      constexpr int n0 = Tl::kDp / 128 * 128;
+      wg::wgmma_rs_n64<T>(*reinterpret_cast<float(*)[32]>(&r_O[n0 / 2]), r_P[g],
+                          wg::desc(v_g + (n0 / 64) * v_lbo, v_lbo, v_sbo), 1);
+    }
+  }
+}
 
 // ---- mbarrier, TMA, named barriers, setmaxnreg (PTX ISA 8.0, sm_90a) ----------------------------
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
@@ -204,16 +286,16 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     fa3_warpspec_kernel(const __grid_constant__ V08Maps maps, AttnView a, T* __restrict__ g_O_all,
                         float* __restrict__ g_LSE, uint32_t v_lbo, uint32_t v_sbo) {
 #if defined(IOATTN_V08_WS)
-  constexpr int kD = Tl::kD, kBr = Tl::kBr, kBc = Tl::kBc, kStages = Tl::kStages;
+  constexpr int kDp = Tl::kDp, kBr = Tl::kBr, kBc = Tl::kBc, kStages = Tl::kStages, kC = Tl::kConsumers;
 
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern repeats every 8 rows x 128 bytes (TMA and wgmma agree on it when the tile
   // starts 1024-byte aligned).
   const uint32_t raw_addr = frag::smem_addr(smem_raw);
   unsigned char* s_base = smem_raw + ((1024 - raw_addr % 1024) % 1024);
-  const uint32_t s_Q = frag::smem_addr(s_base);          // (Br, d): d/64 panels of Br rows x 128 B
-  const uint32_t s_K = s_Q + Tl::kQBytes;                // kStages x (Bc, d), same layout
-  const uint32_t s_V = s_K + kStages * Tl::kKVBytes;     // kStages x (Bc, d)
+  const uint32_t s_Q = frag::smem_addr(s_base);          // (Br, kDp): kDp/64 panels of Br rows x 128 B
+  const uint32_t s_K = s_Q + Tl::kQBytes;                // kStages x (Bc, kDp), same layout
+  const uint32_t s_V = s_K + kStages * Tl::kKVBytes;     // kStages x (Bc, kDp)
   const uint32_t s_bar = s_V + kStages * Tl::kKVBytes;   // kBarriers x 8 bytes
   const uint32_t q_full = s_bar;
   auto k_full = [&](int s) { return s_bar + 8 * (1 + s); };
@@ -243,8 +325,8 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     for (int s = 0; s < kStages; ++s) {
       mbar_init(k_full(s), 1);   // the producer's arrive.expect_tx; the TMA bytes complete it
       mbar_init(v_full(s), 1);
-      mbar_init(k_empty(s), 8);  // lane 0 of each of the 8 consumer warps
-      mbar_init(v_empty(s), 8);
+      mbar_init(k_empty(s), 4 * kC);  // lane 0 of each consumer warp
+      mbar_init(v_empty(s), 4 * kC);
     }
     mbar_init_fence();
   }
@@ -257,19 +339,19 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       const int hk = static_cast<int>(a.kv_head_of(h));
       mbar_arrive_expect_tx(q_full, Tl::kQBytes);
 #pragma unroll
-      for (int c = 0; c < 2; ++c)  // consumer c's 64 rows, panel p: rows 64c.. of panel p
+      for (int c = 0; c < kC; ++c)  // consumer c's 64 rows, panel p: rows 64c.. of panel p
 #pragma unroll
-        for (int p = 0; p < kD / 64; ++p)  // HBM read: Q_i, once
+        for (int p = 0; p < kDp / 64; ++p)  // HBM read: Q_i, once
           tma_load_4d(s_Q + p * (kBr * 128) + c * (64 * 128), &maps.q, q_full, 64 * p, h, i0 + 64 * c, b);
       // Loads in the order the consumers use them: K_0, then K_{n+1}, V_n for n = 0, 1, ...
-      // Before refilling a buffer, wait until the 8 consumer warps released its previous tile
+      // Before refilling a buffer, wait until the 4 kC consumer warps released its previous tile
       // (tile n - kStages: phase parity(n) ^ 1 of the empty barrier; immediate for n < kStages).
       auto load_kv = [&](uint32_t s_ring, uint32_t full, uint32_t empty, const CUtensorMap* map, int n) {
         mbar_wait(empty, parity(n) ^ 1u, timed_out);
         mbar_arrive_expect_tx(full, Tl::kKVBytes);
         const uint32_t dst = s_ring + stage(n) * Tl::kKVBytes;
 #pragma unroll
-        for (int p = 0; p < kD / 64; ++p)  // HBM read: K_j / V_j, once per (query block, j)
+        for (int p = 0; p < kDp / 64; ++p)  // HBM read: K_j / V_j, once per (query block, j)
           tma_load_4d(dst + p * (kBc * 128), map, full, 64 * p, hk, (j_first + n) * kBc, b);
       };
       load_kv(s_K, k_full(0), k_empty(0), &maps.k, 0);
@@ -284,7 +366,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
 
   // ---- consumers ----------------------------------------------------------------------------------
   setmaxnreg_inc<Tl::kConsumerRegs>();
-  const int c = wg_id - 1;  // consumer warpgroup: query rows 64c .. 64c + 63 of the block
+  const int c = wg_id - 1;  // consumer warpgroup (0 .. kC - 1): query rows 64c .. 64c + 63 of the block
   const int cw = warp % 4;  // warp within it: rows 16 cw .. 16 cw + 15 of those
   const int wi0 = i0 + 64 * c + 16 * cw, wi1 = min(wi0 + 16, seqlen_q);
   int key_lo[2], key_hi[2];  // visible keys of this thread's rows wi0 + lane/4 + 8s (none past seqlen_q)
@@ -298,11 +380,11 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   auto k_addr = [&](int n) { return s_K + stage(n) * Tl::kKVBytes; };
   auto v_addr = [&](int n) { return s_V + stage(n) * Tl::kKVBytes; };
 
-  float r_O[kD / 2];  // (64, d) per warpgroup: (16, d) per warp in 16x8 atoms, 4 registers each
+  float r_O[kDp / 2];  // (64, kDp) per warpgroup: (16, d) per warp in 16x8 atoms, 4 registers each
   float r_S[kBc / 2];
   uint32_t r_P[kBc / 16][4];  // P as the A operand of O += P V, 16 keys per MMA
 #pragma unroll
-  for (int x = 0; x < kD / 2; ++x) r_O[x] = 0.f;
+  for (int x = 0; x < kDp / 2; ++x) r_O[x] = 0.f;
 #pragma unroll
   for (int x = 0; x < kBc / 2; ++x) r_S[x] = 0.f;
   float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.f, 0.f};  // rows lane/4 and lane/4 + 8
@@ -310,24 +392,25 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   float alpha[2];
   auto rescale_o = [&](const float (&al)[2]) {
 #pragma unroll
-    for (int x = 0; x < kD / 2; ++x) r_O[x] *= al[(x % 4) / 2];
+    for (int x = 0; x < kDp / 2; ++x) r_O[x] *= al[(x % 4) / 2];
   };
-  // Ping-pong: wait for this consumer's issue slot / hand the slot to the other consumer.
+  // Ping-pong (round robin over kC consumers): wait for this consumer's issue slot / hand the slot
+  // to the next consumer. Each barrier joins the waiting warpgroup and the arriving one: 256 threads.
   auto slot_wait = [&] {
     if constexpr (Tl::kPingPong) named_bar_sync(kSchedBar + c, 256);
   };
   auto slot_pass = [&] {
-    if constexpr (Tl::kPingPong) named_bar_arrive(kSchedBar + (1 - c), 256);
+    if constexpr (Tl::kPingPong) named_bar_arrive(kSchedBar + (c + 1) % kC, 256);
   };
 
   if (n_tiles > 0) {
     if constexpr (Tl::kPingPong)
-      if (c == 1) named_bar_arrive(kSchedBar + 0, 256);  // consumer 0 issues first
+      if (c == kC - 1) named_bar_arrive(kSchedBar + 0, 256);  // consumer 0 issues first
     mbar_wait(q_full, 0, timed_out);
     // Tile 0: S_0 alone (O is still 0: nothing to rescale), masked (it may hold the first keys).
     mbar_wait(k_full(0), 0, timed_out);
     slot_wait();
-    issue_qk<T, Tl>(r_S, q_addr, k_addr(0));
+    issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(0));
     wg::commit();
     slot_pass();
     wg::wait_all();
@@ -343,9 +426,9 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       mbar_wait(k_full(stage(n)), parity(n), timed_out);
       mbar_wait(v_full(stage(n - 1)), parity(n - 1), timed_out);
       slot_wait();
-      issue_qk<T, Tl>(r_S, q_addr, k_addr(n));
+      issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(n));
       wg::commit();
-      issue_pv<T, Tl>(r_O, r_P, v_addr(n - 1), v_lbo, v_sbo);
+      issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n - 1), v_lbo, v_sbo);
       wg::commit();
       slot_pass();
       wg::wait<1>();
@@ -367,12 +450,12 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     for (int j = max(ju1, j_first + 1); j < j_last; ++j) step(j - j_first, std::true_type{});
     // The last P V.
     mbar_wait(v_full(stage(n_tiles - 1)), parity(n_tiles - 1), timed_out);
-    issue_pv<T, Tl>(r_O, r_P, v_addr(n_tiles - 1), v_lbo, v_sbo);
+    issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n_tiles - 1), v_lbo, v_sbo);
     wg::commit();
     wg::wait_all();
     wg::fence_regs(r_O);
     mbar_arrive_lane0(v_empty(stage(n_tiles - 1)), lane);
-    // Consumer 1's last arrival on consumer 0's barrier is still pending: take it, so both named
+    // The last consumer's last arrival on consumer 0's barrier is still pending: take it, so both named
     // barriers are idle when the block exits.
     if constexpr (Tl::kPingPong)
       if (c == 0) named_bar_sync(kSchedBar + 0, 256);
@@ -382,6 +465,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   // Epilogue (v06's): O / l straight from the accumulators (4-byte stores), LSE = scale m + log l.
   T* g_O = g_O_all + a.q_offset(b, 0, h);
   const int64_t q_stride = a.q_row_stride();
+  const int d = static_cast<int>(a.head_dim);  // a multiple of 8 (supports()): whole 8-column atoms
 #pragma unroll
   for (int s = 0; s < 2; ++s) l_i[s] = frag::row_allreduce_sum(l_i[s]);
 #pragma unroll
@@ -390,9 +474,10 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     if (i >= seqlen_q) continue;
     const float inv_l = l_i[s] > 0.f ? 1.f / l_i[s] : 0.f;
 #pragma unroll
-    for (int t = 0; t < kD / 8; ++t)  // HBM write: O_i, once
-      *reinterpret_cast<uint32_t*>(g_O + i * q_stride + 8 * t + 2 * (lane % 4)) =
-          frag::pack2<T>(r_O[4 * t + 2 * s] * inv_l, r_O[4 * t + 2 * s + 1] * inv_l);
+    for (int t = 0; t < kDp / 8; ++t)  // HBM write: O_i, once; atoms of columns >= d (padding) are not stored
+      if (8 * t < d)
+        *reinterpret_cast<uint32_t*>(g_O + i * q_stride + 8 * t + 2 * (lane % 4)) =
+            frag::pack2<T>(r_O[4 * t + 2 * s] * inv_l, r_O[4 * t + 2 * s + 1] * inv_l);
     if (lane % 4 == 0) g_LSE[a.lse_offset(b, h, i)] = l_i[s] > 0.f ? m_i[s] * a.scale + logf(l_i[s]) : -INFINITY;
   }
 #else
@@ -491,26 +576,58 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
   });
 }
 
-#define V08_CONFIG(d, bc, st, pp) \
-  Config{d, 128, bc, "d" #d "_bc" #bc "_s" #st "_pp" #pp, &launch_tile<V08Tile<d, bc, st, pp != 0>>}
-// The first configuration listed for a head dim is the default; --bc picks the first one with that
-// tile. The kPingPong = 0 rows are reachable only through the tuning hooks below (they measure what
-// the ping-pong buys). None has run on a GPU yet.
+#define V08_CONFIG(d, br, bc, st, pp)                                                    \
+  Config{d, br, bc, "d" #d "_br" #br "_bc" #bc "_s" #st "_pp" #pp, \
+         &launch_tile<V08Tile<d, br, bc, st, pp != 0>>}
+// Per head-dim class (head_dim_class: d 8..64 -> 64, 72..96 -> 96, 104..128 -> 128, 136..192 -> 192,
+// 200..256 -> 256) the first configuration listed is the default, and --br/--bc pick the first one
+// with that tile; the rows marked "env" share a tile with an earlier row (another stage count, or
+// ping-pong off) and are reached only by name through IOATTN_V08_CONFIG (a tuning selector: the
+// tile sweep sets it; a name of another class or an unknown name is refused by name). Registers
+// per thread from ptxas: the header.
 const Config kConfigs[] = {
-    V08_CONFIG(128, 128, 2, 1),
-    V08_CONFIG(128, 64, 2, 1),
-    V08_CONFIG(128, 128, 2, 0),
-    V08_CONFIG(64, 128, 2, 1),
-    V08_CONFIG(64, 64, 3, 1),
-    V08_CONFIG(64, 128, 2, 0),
-    V08_CONFIG(256, 64, 2, 1),
-    V08_CONFIG(256, 64, 2, 0),
+    // d 64: FA3's tall block (three consumer warpgroups, 160 registers each) first.
+    V08_CONFIG(64, 192, 128, 2, 1),
+    V08_CONFIG(64, 128, 128, 2, 1),  // session 5's default
+    V08_CONFIG(64, 128, 192, 2, 1),
+    V08_CONFIG(64, 192, 64, 3, 1),
+    V08_CONFIG(64, 128, 64, 3, 1),
+    V08_CONFIG(64, 192, 128, 3, 1),  // env
+    V08_CONFIG(64, 192, 128, 4, 1),  // env
+    V08_CONFIG(64, 128, 128, 3, 1),  // env
+    V08_CONFIG(64, 128, 192, 3, 1),  // env
+    V08_CONFIG(64, 192, 128, 2, 0),  // env
+    V08_CONFIG(64, 128, 128, 2, 0),  // env
+    // d 96 (shared tiles and O 128 wide, Q K^T 6 MMAs deep)
+    V08_CONFIG(96, 128, 128, 2, 1),
+    V08_CONFIG(96, 192, 64, 2, 1),
+    V08_CONFIG(96, 128, 64, 3, 1),
+    V08_CONFIG(96, 128, 128, 3, 1),  // env
+    // d 128
+    V08_CONFIG(128, 128, 128, 2, 1),
+    V08_CONFIG(128, 128, 64, 2, 1),
+    V08_CONFIG(128, 128, 128, 3, 1),  // env
+    V08_CONFIG(128, 128, 128, 2, 0),  // env
+    // d 192 (O 96 registers: S and P fit beside it at Bc 64; Bc 128 does not fit shared memory)
+    V08_CONFIG(192, 128, 64, 2, 1),
+    V08_CONFIG(192, 128, 64, 3, 1),  // env
+    // d 256
+    V08_CONFIG(256, 128, 64, 2, 1),
+    V08_CONFIG(256, 128, 64, 2, 0),  // env
 };
 #undef V08_CONFIG
 
+// The configuration for (d, --br, --bc); IOATTN_V08_CONFIG (if set and not empty) must name it.
+const char* config_by_name() {
+  const char* want = std::getenv("IOATTN_V08_CONFIG");
+  return want && want[0] != '\0' ? want : nullptr;
+}
 const Config* find_config(int64_t d, int br, int bc) {
+  const char* want = config_by_name();
   for (const Config& c : kConfigs)
-    if (c.d == d && (br == 0 || br == c.br) && (bc == 0 || bc == c.bc)) return &c;
+    if (c.d == head_dim_class(d) && (br == 0 || br == c.br) && (bc == 0 || bc == c.bc) &&
+        (!want || std::string_view(want) == c.name))
+      return &c;
   return nullptr;
 }
 
@@ -543,15 +660,21 @@ LaunchStatus v08_fa3_warpspec_supports(const AttnProblem& p, const KernelOptions
     return "v08_fa3_warpspec: disabled by IOATTN_V08_DISABLE (the header's hang guard)";
   if (auto e = warpspec_available()) return e;
   if (p.dtype == DType::fp32) return "v08_fa3_warpspec: dtype must be fp16 or bf16 (matrix cores take 16-bit inputs)";
-  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
-    return "v08_fa3_warpspec: head_dim must be 64, 128 or 256";
+  if (p.head_dim % 8 != 0 || p.head_dim > 256)
+    return "v08_fa3_warpspec: head_dim must be a multiple of 8 and <= 256 (TMA rows are 16-byte multiples; "
+           "d is padded to the next of 64, 96, 128, 192, 256 inside)";
   if (opt.splits) return "v08_fa3_warpspec takes no split-KV (--splits)";
   if (!find_config(p.head_dim, opt.br, opt.bc)) {
+    const int cls = head_dim_class(p.head_dim);
     std::string have;
     for (const Config& c : kConfigs) {
-      const std::string tile = std::to_string(c.br) + "x" + std::to_string(c.bc);
-      if (c.d == p.head_dim && have.find(tile) == std::string::npos) have += (have.empty() ? "" : ", ") + tile;
+      const std::string item = config_by_name() ? std::string(c.name) : std::to_string(c.br) + "x" + std::to_string(c.bc);
+      if (c.d == cls && have.find(item) == std::string::npos) have += (have.empty() ? "" : ", ") + item;
     }
+    if (const char* want = config_by_name())
+      return std::string("v08_fa3_warpspec: IOATTN_V08_CONFIG=") + want + " with --br " + std::to_string(opt.br) +
+             " --bc " + std::to_string(opt.bc) + " names no configuration of head_dim " + std::to_string(p.head_dim) +
+             " (class " + std::to_string(cls) + "): one of " + have;
     return "v08_fa3_warpspec: for head_dim " + std::to_string(p.head_dim) + " (--br x --bc) must be one of " + have;
   }
   return std::nullopt;
@@ -594,7 +717,7 @@ LaunchStatus v08_fa3_warpspec_launch_config(int index, const AttnProblem& p, con
   if (auto e = v08_fa3_warpspec_supports(p, {})) return e;
   if (index < 0 || index >= static_cast<int>(std::size(kConfigs))) return "v08_fa3_warpspec: no configuration " + std::to_string(index);
   const Config& c = kConfigs[index];
-  if (c.d != p.head_dim) return std::string("config ") + c.name + " is for another head_dim";
+  if (c.d != head_dim_class(p.head_dim)) return std::string("config ") + c.name + " is for another head_dim";
   return c.launch(AttnView::of(p), t, p.dtype, Launcher::enqueue(stream));
 }
 #endif
