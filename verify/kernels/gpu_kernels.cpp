@@ -163,11 +163,13 @@ AttnProblem shape(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, in
 struct Totals { int ran = 0, failed = 0; };
 const bool kQuick = std::getenv("IOATTN_GPU_QUICK") != nullptr;
 
-void named_case(const AttnProblem& p, uint64_t seed, Totals& t) {
+// `tiles`: more (Br, Bc) to try on every variant with tile sizes (those it refuses are counted as refused).
+void named_case(const AttnProblem& p, uint64_t seed, Totals& t, const std::vector<KernelOptions>& tiles = {}) {
   const Case c = make_case(p, seed);
   for (const KernelInfo& k : kernels::registry()) {
     std::vector<KernelOptions> opts{{}};
     if (k.takes_tile_sizes) opts.push_back({17, 13, 0});
+    if (k.takes_tile_sizes) opts.insert(opts.end(), tiles.begin(), tiles.end());
     if (k.takes_tile_sizes && !kQuick) opts.push_back({1, 1, 0}), opts.push_back({32, 128, 0});
     if (k.strategy == "splitkv") opts.push_back({0, 0, 5}), opts.push_back({16, 16, 64});
     for (const KernelOptions& opt : opts) {
@@ -765,6 +767,19 @@ int main() {
     named_case(shape(1, 4, 1, 203, 113, 64, dt, true), 4, t);   // MQA, leading rows fully masked
     named_case(shape(1, 2, 2, 17, 113, 96, dt, false, 0, 0), 5, t);  // window (0, 0): one key per row
     named_case(shape(1, 2, 1, 113, 17, 32, dt, false, 5, 3), 6, t);
+    // Head dims padded inside v08 (40 -> 64, 136 -> 192, 200 -> 256) and its 96/192 classes, with
+    // odd lengths, causal (Nq > Nk: fully masked rows), GQA/MQA, a window; outside the quick mode
+    // every (Br, Bc) v08 lists at d 64/96/128 (kernels/v08_fa3_warpspec.hip, kConfigs).
+    const std::vector<KernelOptions> v08_tiles =
+        kQuick ? std::vector<KernelOptions>{}
+               : std::vector<KernelOptions>{{128, 64, 0}, {128, 128, 0}, {128, 192, 0}, {192, 64, 0}, {192, 128, 0}};
+    named_case(shape(2, 4, 2, 113, 203, 40, dt, true), 21, t, v08_tiles);
+    named_case(shape(1, 6, 2, 203, 113, 96, dt, true), 22, t, v08_tiles);
+    named_case(shape(2, 4, 1, 113, 203, 192, dt, true), 23, t);
+    named_case(shape(1, 4, 2, 257, 203, 200, dt, true), 24, t);
+    named_case(shape(1, 2, 2, 203, 113, 136, dt, false, 37, 5), 25, t);
+    if (!kQuick) named_case(shape(2, 4, 2, 113, 203, 64, dt, true), 26, t, v08_tiles);
+    if (!kQuick) named_case(shape(1, 4, 2, 300, 1000, 128, dt, true), 27, t, v08_tiles);
   }
   fp8_named_cases(t);
   determinism(t);
