@@ -8,6 +8,7 @@ Inputs are device ELF files (cubins), which `nvcc -cubin` writes without a SASS 
 
     kernels/dev/sass_compare.py --build BEFORE_TREE AFTER_TREE OUT   # compiles v05 and v06 twice
     kernels/dev/sass_compare.py before.cubin after.cubin [--ptxas before.txt after.txt]
+    kernels/dev/sass_compare.py --ptx BEFORE_TREE AFTER_TREE OUT kernels/v08_fa3_warpspec.hip ...
 
 --build compiles kernels/v05_fa2_fast.hip (sm_90) and kernels/v06_fa2_wgmma.hip (sm_90a) of each
 source tree (e.g. `git worktree add /some/dir HEAD` for "before") with kernels/dev/build.sh's flags,
@@ -179,6 +180,22 @@ def compare(before, after, ptx_before=None, ptx_after=None, label=''):
     return ok
 
 
+def compare_ptx(before, after, label=''):
+    """PTX of one file from two trees, equal up to the anonymous namespace's hash? Identical PTX
+    means identical SASS (ptxas gets the same input): the cheap check for a header change that
+    files other than v05/v06 include (v08, v09: kernels/dev/NOTES.md)."""
+    hb, ha = (re.sub(r'_GLOBAL__N__[0-9a-f]+_', '_GLOBAL__N__H_', open(f).read()) for f in (before, after))
+    if hb == ha:
+        print(f'{label} PTX identical ({hb.count(chr(10))} lines, {hb.count(".entry ")} kernels)')
+        return True
+    import difflib
+    d = list(difflib.unified_diff(hb.split('\n'), ha.split('\n'), lineterm='', n=0))
+    print(f'{label} PTX DIFFERENT: {sum(l[:1] in "+-" for l in d[2:])} lines differ')
+    for l in d[:40]:
+        print('    ' + l)
+    return False
+
+
 def build(tree, out):
     os.makedirs(out, exist_ok=True)
     for tag, src, arch in FILES:
@@ -194,7 +211,23 @@ def main():
     ap.add_argument('paths', nargs='+', help='BEFORE.cubin AFTER.cubin, or with --build BEFORE_TREE AFTER_TREE OUT')
     ap.add_argument('--ptxas', nargs=2, metavar=('BEFORE', 'AFTER'), help='the two -Xptxas -v logs')
     ap.add_argument('--build', action='store_true', help='compile v05 and v06 of both trees, then compare')
+    ap.add_argument('--ptx', action='store_true',
+                    help='BEFORE_TREE AFTER_TREE OUT FILE.hip...: compile each file to sm_90a PTX in both trees, compare')
     a = ap.parse_args()
+    if a.ptx:
+        before, after, out, *files = a.paths
+        ok = True
+        for f in files:
+            tag = os.path.basename(f).split('.')[0]
+            for side, tree in (('before', before), ('after', after)):
+                os.makedirs(os.path.join(out, side), exist_ok=True)
+                dst = os.path.join(out, side, tag + '.ptx')
+                if not os.path.exists(dst):
+                    ptx_flags = [x for x in FLAGS if x not in ('-Xptxas', '-v', '-cubin')]
+                    if subprocess.run([NVCC] + ptx_flags + ['-arch=sm_90a', '-ptx', f, '-o', dst], cwd=tree).returncode:
+                        sys.exit(f'{tree}: nvcc -ptx failed on {f}')
+            ok &= compare_ptx(os.path.join(out, 'before', tag + '.ptx'), os.path.join(out, 'after', tag + '.ptx'), tag)
+        sys.exit(0 if ok else 1)
     if a.build:
         before, after, out = a.paths
         ok = True
