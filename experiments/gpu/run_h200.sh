@@ -39,6 +39,10 @@
 #   bench     ioattn vs SDPA flash/cuDNN, the FA2 grid, two samples (bench_sdpa.py), passes
 #             $BENCH_PASSES (default fwd; mode backward: bwd,fwdbwd, --quick grid)
 #   tiles     v03_fa2_scalar over (Br, Bc) (bench_tiles.py)
+#   v08tiles  every v08_fa3_warpspec configuration of the head dims in V08_DIMS (default
+#             "64 96 128 192 256"): one --check on an odd causal GQA shape, then timed at N 2k/8k,
+#             causal 0/1 (kernels/dev/v08_tiles.sh; one process per run, rows by IOATTN_V08_CONFIG);
+#             writes v08tiles/v08_tiles.csv and .log; cap T_V08TILES (400 s). Mode v08tiles
 #   fp8       FP8 forward: v09_fp8_wgmma on per-tensor e4m3 codes of the bf16 inputs beside the best
 #             bf16 ioattn forward (v08, else v06) and SDPA cuDNN bf16 (and an SDPA FP8 backend if the
 #             probe finds one), FA2 grid N 512-16k at d 64/128/256, causal 0/1, two samples, TFLOP/s
@@ -89,9 +93,10 @@ case "$MODE" in
   decode)  STAGES="decode"; BUDGET=400 ;;
   fp8)     STAGES="fp8"; BUDGET=200 ;;
   ring)    STAGES="ring"; BUDGET=180 ;;
+  v08tiles) STAGES="v08tiles"; BUDGET=${T_V08TILES:-400} ;;
   core)    STAGES="tests pybad ceilings bench"; BUDGET=400 ;;
   backward) STAGES="backward pybad autograd train bench"; BUDGET=570; BENCH_PASSES=${BENCH_PASSES:-bwd,fwdbwd} ;;
-  *) echo "run_h200.sh: unknown mode '$MODE' (check, measure, full, quick, recheck, ncu, bench, decode, fp8, ring, core, backward)" >&2; exit 2 ;;
+  *) echo "run_h200.sh: unknown mode '$MODE' (check, measure, full, quick, recheck, ncu, bench, decode, fp8, ring, v08tiles, core, backward)" >&2; exit 2 ;;
 esac
 BENCH_PASSES=${BENCH_PASSES:-fwd}
 BUDGET=${RUN_BUDGET:-$BUDGET}
@@ -303,6 +308,14 @@ stage tiles
 if want tiles 60; then
   timeout "$CAP" python3 experiments/gpu/bench_tiles.py --out "$R" ${TILES_ARGS:-} > "$R/tiles.log" 2>&1
   note "tiles rc=$?"
+fi
+
+stage "v08 configurations (kernels/dev/v08_tiles.sh)"
+if want v08tiles "${T_V08TILES:-400}"; then
+  timeout "$CAP" bash kernels/dev/v08_tiles.sh "$C/ioattn" "$R/v08tiles" "${V08_DIMS:-64 96 128 192 256}" \
+    > "$R/v08tiles.out" 2>&1
+  note "v08tiles rc=$? (0: every configuration passed its check; 124: the cap ended it, rows so far in v08tiles/v08_tiles.csv)"
+  grep -c ": FAIL\|check: FAIL" "$R/v08tiles.out" | sed 's/^/v08tiles failed checks: /' | tee -a "$R/summary.txt"
 fi
 
 stage pack
