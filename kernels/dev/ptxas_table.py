@@ -57,14 +57,19 @@ def parse(lines):
 
 
 def extract(lines):
-    """The header-and-stats lines of the V0xTile kernels (what the committed file keeps)."""
-    keep, on = [], False
+    """The header-and-stats lines of the V0xTile kernels (what the committed file keeps); a kernel
+    compiled twice in one log (a file rebuilt after an edit) keeps its last compile."""
+    blocks, cur = {}, None
     for line in lines:
         if 'Compiling entry function' in line:
-            on = bool(TILE.search(line))
-        if on and ('ptxas info' in line or 'bytes stack frame' in line) and 'Compile time' not in line:
-            keep.append(ANON.sub('ANON', line.rstrip('\n')))
-    return keep
+            m = re.search(r"Compiling entry function '([\w$]+)' for '(sm_\w+)'", line)
+            cur = (ANON.sub('ANON', m.group(1)), m.group(2)) if m and TILE.search(line) else None
+            if cur:
+                blocks.pop(cur, None)  # re-inserted last: the latest compile, in log order
+                blocks[cur] = []
+        if cur and ('ptxas info' in line or 'bytes stack frame' in line) and 'Compile time' not in line:
+            blocks[cur].append(ANON.sub('ANON', line.rstrip('\n')))
+    return [l for b in blocks.values() for l in b]
 
 
 def table(kernels):
