@@ -28,6 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "experiments"))
 import results_index as results  # noqa: E402
+from gen_fp8 import precision  # noqa: E402
 
 PAPER_MACHINES = ["MI210", "MI250X", "MI300X", "A100", "H100", "H200"]
 
@@ -576,6 +577,52 @@ def splitkv(nb: Numbers) -> None:
     nb.flags["splitNoGain"] = gain < 1.05
 
 
+def context_parallel(nb: Numbers) -> None:
+    """Ring attention over P GPUs, modeled (sim/context_parallel/scaling.csv, exp_context_parallel)."""
+    p = results.find_csv("sim", "context_parallel", "scaling")
+    if p is None:
+        return
+    rows = nb.use(p)
+    fwd = [r for r in rows if r["pass"] == "fwd"]
+    if not fwd:
+        return
+    pmax = max(int(r["ranks"]) for r in fwd)
+    nmin = min(int(r["seqlen"]) for r in fwd)
+    nmax = max(int(r["seqlen"]) for r in fwd)
+
+    def one(label, layout, causal, link, n, ranks, pss="fwd"):
+        sel = [r for r in rows if r["label"] == label and r["layout"] == layout and r["causal"] == causal
+               and r["link"] == link and int(r["seqlen"]) == n and int(r["ranks"]) == ranks and r["pass"] == pss]
+        return sel[0] if sel else None
+
+    nb.val("cp.pmax", str(pmax))
+    nb.val("cp.nmin", integer(nmin))
+    nb.val("cp.nmax", integer(nmax))
+    nb.val("cp.heads", fwd[0]["heads"])
+    nb.val("cp.d", fwd[0]["head_dim"])
+    zig_better = True
+    for label in ("H200", "MI300X"):
+        k = label.lower()
+        cells = {
+            "unmasked_nmin": one(label, "contiguous", "0", "peer", nmin, pmax),
+            "unmasked_nmax": one(label, "contiguous", "0", "peer", nmax, pmax),
+            "contig_nmax": one(label, "contiguous", "1", "peer", nmax, pmax),
+            "zigzag_nmax": one(label, "zigzag", "1", "peer", nmax, pmax),
+            "zigzag_nmin": one(label, "zigzag", "1", "peer", nmin, pmax),
+            "pcie_nmin": one(label, "zigzag", "1", "pcie", nmin, pmax),
+            "bwd_zigzag_nmin": one(label, "zigzag", "1", "peer", nmin, pmax, "bwd"),
+        }
+        if any(v is None for v in cells.values()):
+            continue
+        for name, r in cells.items():
+            nb.val(f"cp.{k}.{name}", sig(float(r["efficiency"]), 2))
+        nb.val(f"cp.{k}.imb_contig", sig(float(cells["contig_nmax"]["imbalance"]), 3))
+        nb.val(f"cp.{k}.imb_zigzag", sig(float(cells["zigzag_nmax"]["imbalance"]), 3))
+        nb.val(f"cp.{k}.peer_gbps", sig(float(cells["unmasked_nmin"]["link_gbps"]), 3))
+        zig_better &= float(cells["zigzag_nmax"]["efficiency"]) > float(cells["contig_nmax"]["efficiency"])
+    nb.flags["cpZigzagBetter"] = zig_better
+
+
 def _ratio_samples(a: dict, b: dict) -> list[float]:
     """ms(b) / ms(a) per sample both rows have (rows collapsed by results_index)."""
     sa, sb = a["_ms_by_sample"], b["_ms_by_sample"]
@@ -926,6 +973,7 @@ def main() -> int:
     block_size(nb)
     roofline(nb)
     splitkv(nb)
+    context_parallel(nb)
     speedup(nb, h_rows)
     ladder(nb, out, h_rows, h_files)
     nb.flags.setdefault("haveSteps", False)
@@ -933,6 +981,7 @@ def main() -> int:
     model_vs_measured(nb, h_files)
     h200_run(nb, h_rows)
     backward(nb)
+    precision(nb)  # paper/gen_fp8.py: the precision section's fp8.* values (role fp8)
     predictions_and_claims(nb, out)
     for m in PAPER_MACHINES + ["H200"]:
         for k in ("rule_br_d128", "rule_bc_d128"):
