@@ -47,6 +47,7 @@ REPO = Path(__file__).resolve().parent.parent
 ROLE_FILES = {"bench": "bench.csv", "ncu": "ncu.csv", "tiles": "tiles.csv", "bwd": "bench.csv",
               "train": "train_gpt.json", "fast": "bench.csv", "fp8": "bench.csv",
               "decode": "decode.csv",  # decode: bench_decode.py's split-KV decode rows (issue 12)
+              "varlen": "varlen.csv",  # varlen: bench_varlen.py's packed batch vs SDPA on the padded one
               "heldout": "bench.csv"}  # heldout: the simulator's held-out runs (expected_time.py; + ncu.csv)
 ROLES = tuple(ROLE_FILES)
 

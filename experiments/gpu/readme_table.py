@@ -34,7 +34,21 @@ and, in README.md, the span `bwd_headline` (the best backward against SDPA flash
 backward and forward+backward, and the training check in one sentence).
 
 In README.md it fills the span `h200_headline` (one sentence: the best ioattn against SDPA flash
-and cuDNN over the whole grid).
+and cuDNN over the whole grid), `fast_headline` (role fast), and three spans of the inference and
+FP8 work, each from its CANONICAL role:
+
+  decode_headline  role decode (bench_decode.py's decode.csv, read through experiments/decode_model.py
+                   as the paper reads it): issue 12's targets (paper/gen_decode.py TARGETS) as verdicts
+                   per seqlen_q, v07's share of the same run's copy ceiling (copy_sm) and its ratio to
+                   SDPA cuDNN at seqlen_k >= 8k and batch >= 16, pages of 16 keys against contiguous,
+                   batch 1 at the longest cache, and where cuDNN (and v07) exceed the copy ceiling.
+  fp8_headline     role fp8 (bench_sdpa.py --dtypes fp8_e4m3): paper/gen_fp8.py's precision() on the
+                   rows of each slice (d 128 and 256 at N >= 4k; d 256, N = 16k), issue 14's target
+                   (>= 1.6x the best bf16 forward) and moonshot (1 PFLOP/s) as verdicts.
+  varlen_headline  role varlen (bench_varlen.py's varlen.csv): the packed batch through the fastest
+                   ioattn variant against SDPA flash and cuDNN on the padded batch, time and peak memory.
+
+Their test: experiments/gpu/test_readme_table.py (synthetic rows, targets met and missed).
 
 --check rewrites nothing and exits 1 when a block differs from what the committed data gives
 (a ctest runs it, so the README cannot drift from the data).
@@ -426,6 +440,220 @@ def fast_headline(rows, impl="ioattn:v08_fa3_warpspec"):
             + f" ({dirs}; two samples, kernel time)")
 
 
+# ------------------------------------------------------------------ decode, FP8, varlen (README.md)
+
+
+def load_decode():
+    """(decode rows: one per configuration, median of the samples (experiments/decode_model.py, as
+    the paper and fig_decode read them), the copy ceiling (median of the copy_sm rows), the copy_sm
+    samples' GB/s, the canonical decode folders)."""
+    import decode_model as dm
+    files = results_index.canonical_csvs("decode")
+    rows, copy = dm.measured(files) if files else ([], None)
+    samples = [fnum(r.get("gbps")) for f in files for r in read_csv(str(f)) or []
+               if r.get("impl") == "copy_sm" and r.get("status") == "ok"]
+    return rows, copy, [x for x in samples if x is not None], [f.parent for f in files]
+
+
+def span(xs):
+    """'0.67-0.70' (two decimals), or one number when both ends print alike."""
+    lo, hi = f"{min(xs):.2f}", f"{max(xs):.2f}"
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def decode_headline(rows, copy, copy_samples, dirs):
+    """One sentence for README.md: issue 12's decode targets (paper/gen_decode.py TARGETS) as verdicts
+    from the rows of decode_model.measured(), per seqlen_q: v07's share of the same run's copy
+    ceiling and its ratio to SDPA cuDNN (GB/s ratio = time ratio) at seqlen_k >= 8k and batch >= 16;
+    pages of 16 keys against the contiguous cache over the whole grid; batch 1 at the longest cache;
+    and where cuDNN's (and v07's) bandwidth exceeds the copy ceiling."""
+    sys.path.insert(0, os.path.join(REPO, "paper"))
+    from gen_decode import TARGETS as T
+    import decode_model as dm
+    i = lambda r, c: int(float(r[c]))  # noqa: E731
+    at = {(r["impl"], i(r, "batch"), i(r, "seqlen_q"), i(r, "seqlen_k"), i(r, "page_size")): r for r in rows}
+    v07 = {k: r for k, r in at.items() if k[0] == dm.V07}
+    if not v07 or not copy:
+        return "no decode benchmark is canonical"
+    held = lambda ok: "holds" if ok else "missed"  # noqa: E731
+    nqs = sorted({k[2] for k in v07})
+    nkmax, bmin = max(k[3] for k in v07), min(k[1] for k in v07)
+    tgt = lambda k: k[4] == 0 and k[3] >= T["nk"] and k[1] >= T["batch"]  # noqa: E731
+    copy_p, cud_p, page_p, b1_p = [], [], [], []
+    for nq in nqs:
+        sel = [k for k in v07 if k[2] == nq and tgt(k)]
+        if sel:
+            sh = [v07[k]["gbps"] / copy for k in sel]
+            copy_p.append(f"seqlen_q {nq}: {span(sh)} ({held(min(sh) >= T['copy'])})")
+            vs = [v07[k]["gbps"] / at[("sdpa:cudnn",) + k[1:]]["gbps"] for k in sel if ("sdpa:cudnn",) + k[1:] in at]
+            if vs:
+                cud_p.append(f"seqlen_q {nq}: {span(vs)}x ({held(min(vs) >= 1.0)})")
+        pg = [(v07[k]["gbps"] / v07[k[:4] + (0,)]["gbps"], k) for k in v07
+              if k[2] == nq and k[4] == T["page"] and k[:4] + (0,) in v07]
+        if pg:
+            miss = sum(q < T["paged"] for q, _ in pg)
+            page_p.append(f"seqlen_q {nq}: {span([q for q, _ in pg])} ("
+                          + ("holds" if not miss else f"missed at {miss} of {len(pg)} configurations") + ")")
+        one = v07.get((dm.V07, bmin, nq, nkmax, 0))
+        if one:
+            b1_p.append(f"seqlen_q {nq}: {one['gbps'] / copy:.2f} ({held(one['gbps'] / copy >= T['b1'])})")
+    over = sorted(((r["gbps"] / copy, k) for k, r in at.items() if k[0] == "sdpa:cudnn" and r["gbps"] > copy),
+                  key=lambda x: x[0])
+    v07_over = [r["gbps"] / copy for k, r in v07.items() if r["gbps"] > copy]
+    if over:
+        ks = [k for _, k in over]
+        cells = sorted({(k[2], k[1]) for k in ks})
+        nks = lambda nq, b: "/".join(nk(x) for x in sorted({k[3] for k in ks if (k[2], k[1]) == (nq, b)}))  # noqa: E731
+        where = "; ".join(f"seqlen_q {nq}, batch {b}, seqlen_k {nks(nq, b)}" for nq, b in cells)
+        over_t = (f"cuDNN's bandwidth exceeds it at {len(over)} configuration{'s' if len(over) > 1 else ''}, up to "
+                  f"{over[-1][0]:.2f}x ({where})")
+    else:
+        over_t = "cuDNN's bandwidth stays below that copy ceiling everywhere"
+    if v07_over:
+        over_t += f", and v07's at {len(v07_over)} (contiguous or paged), up to {max(v07_over):.2f}x"
+    if len(copy_samples) >= 2:
+        over_t += (f"; the copy ceiling's own samples differ by {spread(copy_samples[0], copy_samples[1]) * 100:.0f}% "
+                   "(|s0 - s1| / mean)")
+    samp = " and ".join(f"{x:.0f}" for x in copy_samples)
+    src = ", ".join(f"`{rel(d)}/`" for d in dirs)
+    return (f"issue 12's targets against the full grid ({src}; GB/s = bytes / kernel time, median of the samples; "
+            f"copy ceiling `copy_sm` of the same run, median {copy:.0f} GB/s of its samples {samp}): "
+            f"at seqlen_k ≥ {nk(T['nk'])} (here {', '.join(nk(x) for x in sorted({k[3] for k in v07 if tgt(k)}))}) "
+            f"and batch ≥ {T['batch']}, v07's share of the copy ceiling "
+            f"(target ≥ {T['copy']:.2f}) is " + ", ".join(copy_p) +
+            f"; its ratio to SDPA cuDNN (target ≥ 1.0x) is " + ", ".join(cud_p) +
+            f"; pages of {T['page']} keys against the contiguous cache, every configuration (target within "
+            f"{round(100 * (1 - T['paged']))} %), " + ", ".join(page_p) +
+            f"; batch {bmin} at {nk(nkmax)} keys, share of the copy ceiling (target ≥ {T['b1']:.2f}), "
+            + ", ".join(b1_p) + f". The copy ceiling is not a hard bound: {over_t}")
+
+
+class _Values:
+    """The `nb` that paper/gen_fp8.py's precision() writes into: use() returns the rows of a file
+    that `keep` accepts (the slice a sentence speaks of), val() records the value."""
+
+    def __init__(self, keep):
+        self.keep, self.vals = keep, {}
+
+    def use(self, f):
+        return [r for r in (read_csv(str(f)) or []) if self.keep(r)]
+
+    def val(self, key, value):
+        self.vals[key] = value
+
+
+def fp8_values(keep):
+    """paper/gen_fp8.py's precision() on the canonical fp8 rows that `keep` accepts, its values as
+    numbers: the paper's formatting helpers (gen_numbers.sig, integer, tex_escape) are swapped for
+    the identity during the call, so the README's verdicts compare the unrounded values (the
+    arithmetic stays in gen_fp8.py, written once)."""
+    sys.path.insert(0, os.path.join(REPO, "paper"))
+    import gen_fp8
+    import gen_numbers
+    saved = gen_numbers.sig, gen_numbers.integer, gen_numbers.tex_escape
+    gen_numbers.sig, gen_numbers.integer, gen_numbers.tex_escape = (lambda x, digits=3: x), (lambda x: x), (lambda x: x)
+    try:
+        nb = _Values(keep)
+        gen_fp8.precision(nb)
+        return nb.vals
+    finally:
+        gen_numbers.sig, gen_numbers.integer, gen_numbers.tex_escape = saved
+
+
+FP8_TARGET, FP8_MOONSHOT = 1.6, 1000.0  # issue 14: >= 1.6x the best bf16 forward; 1 PFLOP/s at d 256, N 16k
+
+
+def fp8_headline(dims=(128, 256), nmin=4096, moon=(256, 16384)):
+    """One sentence for README.md: v09's FP8 forward against the best bf16 ioattn forward and SDPA
+    cuDNN bf16 of the same run at N >= nmin, per head dim, issue 14's target and moonshot as
+    verdicts, the peak and where, and the slice errors against float64 beside bf16's."""
+    hd = lambda r: int(float(r.get("head_dim") or 0))  # noqa: E731
+    n = lambda r: int(float(r.get("seqlen") or 0))  # noqa: E731
+    allv = fp8_values(lambda r: True)
+    if "fp8.tflops_max" not in allv:
+        return "no FP8 benchmark is canonical"
+    parts = []
+    for d in dims:
+        v = fp8_values(lambda r, d=d: hd(r) == d and n(r) >= nmin)
+        if "fp8.over_bf16_min" not in v:
+            parts.append(f"d {d}: not measured at N ≥ {nk(nmin)}")
+            continue
+        e8, e16 = (f"{v[f'fp8.err_{k}_min']:.1e}" + (f"-{v[f'fp8.err_{k}_max']:.1e}"
+                                                     if v[f"fp8.err_{k}_max"] != v[f"fp8.err_{k}_min"] else "")
+                   for k in ("fp8", "bf16"))
+        parts.append(f"d {d}: {span([v['fp8.over_bf16_min'], v['fp8.over_bf16_max']])}x the best bf16 forward "
+                     f"({v.get('fp8.bf16_kernel', '?')}; target ≥ {FP8_TARGET}x "
+                     f"{'holds' if v['fp8.over_bf16_min'] >= FP8_TARGET else 'met nowhere' if v['fp8.over_bf16_max'] < FP8_TARGET else 'holds at part of it'}) "
+                     f"and {span([v['fp8.over_cudnn_min'], v['fp8.over_cudnn_max']])}x cuDNN bf16, "
+                     f"up to {v['fp8.tflops_max']:.0f} TFLOP/s; max abs error vs float64 on the slice {e8} "
+                     f"(bf16 {e16})")
+    m = fp8_values(lambda r: hd(r) == moon[0] and n(r) == moon[1])
+    moon_t = (f"at d {moon[0]}, N = {nk(moon[1])} it reaches {m['fp8.tflops_max']:.0f} TFLOP/s "
+              f"({m['fp8.tflops_max'] / FP8_MOONSHOT:.2f} of the 1 PFLOP/s moonshot)" if "fp8.tflops_max" in m
+              else f"d {moon[0]}, N = {nk(moon[1])} was not measured (the 1 PFLOP/s moonshot)")
+    src = ", ".join(f"`{rel(d)}/`" for d in results_index.canonical().get("fp8", []))
+    return (f"{allv['fp8.kernel']} (e4m3) against the same run's bf16 forwards at N ≥ {nk(nmin)} ({src}; "
+            f"ms ratios, mean of {allv['fp8.samples']} samples; issue 14's target ≥ {FP8_TARGET}x the best bf16): "
+            + "; ".join(parts) + f"; {moon_t}; its peak over the whole run is {allv['fp8.tflops_max']:.0f} TFLOP/s "
+            f"(d {allv['fp8.tflops_max_d']}, {allv['fp8.tflops_max_causal']}, N = {nk(allv['fp8.tflops_max_n'])}; "
+            f"slice: {allv.get('fp8.slice', '?')})")
+
+
+def load_varlen():
+    """(ok rows of the canonical varlen folders' varlen.csv, each with its folder as _tag; the folders)."""
+    dirs = results_index.canonical().get("varlen", [])
+    rows = [dict(r, _tag=os.path.basename(d)) for d in dirs for r in (read_csv(os.path.join(d, "varlen.csv")) or [])]
+    return rows, dirs
+
+
+def varlen_headline(rows, dirs):
+    """One sentence for README.md: the packed batch through the fastest ioattn variant (mean ms over
+    the samples) against SDPA flash and cuDNN on the same batch padded to its longest sequence
+    (ratio per sample, of one folder), per causal setting, and the peak device memory of each."""
+    refused = sorted({short(r["impl"]) for r in rows if r.get("status") == "refused"})
+    rows = [r for r in rows if r.get("status") == "ok" and fnum(r.get("ms")) is not None]
+    if not rows:
+        return "no varlen benchmark is canonical"
+    by = {}
+    for r in rows:
+        by.setdefault((r["_tag"], int(float(r["causal"]))), {}).setdefault(r["impl"], {})[r.get("sample", "0")] = r
+    parts = []
+    for (tag, c), impls in sorted(by.items()):
+        mean = {i: sum(float(x["ms"]) for x in s.values()) / len(s) for i, s in impls.items()}
+        ours = [i for i in mean if i.startswith("ioattn:")]
+        if not ours:
+            continue
+        best = min(ours, key=mean.get)
+        peers = []
+        for peer in ("sdpa:flash", "sdpa:cudnn"):
+            if peer not in impls:
+                continue
+            per = [float(impls[peer][s]["ms"]) / float(impls[best][s]["ms"]) for s in sorted(impls[best]) if s in impls[peer]]
+            if per:
+                peers.append(f"{short(peer)} {mean[peer]:.1f} ms (speedup {span(per)}x over {len(per)} "
+                             f"sample{'s' if len(per) > 1 else ''})")
+        mib = {i: fnum(min(s.items())[1].get("peak_mib")) for i, s in impls.items()}
+        mem = ", ".join(f"{short(i)} {mib[i]:,.0f}" for i in [best] + [p for p in ("sdpa:flash", "sdpa:cudnn") if p in impls]
+                        if mib.get(i) is not None)
+        pad = [mib[p] / mib[best] for p in ("sdpa:flash", "sdpa:cudnn") if mib.get(p) and mib.get(best)]
+        diff = {i: max(fnum(x.get("max_abs_diff_vs_ref")) or 0.0 for x in s.values()) for i, s in impls.items()
+                if any(fnum(x.get("max_abs_diff_vs_ref")) is not None for x in s.values())}
+        dtxt = ", ".join(f"{short(i)} {diff[i]:.2g}" for i in [best] + [p for p in ("sdpa:flash", "sdpa:cudnn") if p in diff]
+                         if i in diff)
+        parts.append(f"{'causal' if c else 'non-causal'}: {short(best)} {mean[best]:.1f} ms against " + ", ".join(peers)
+                     + f"; peak memory {mem} MiB" + (f" (padded {span(pad)}x the packed)" if pad else "")
+                     + (f"; max |O - O_ref| on the real rows {dtxt}" if dtxt else ""))
+    r0 = rows[0]
+    desc = (f"{r0['batch']} sequences, {int(r0['tokens']):,} tokens packed, {int(r0['padded_tokens']):,} padded "
+            f"(longest {r0['seqlen_q']}), {r0['dtype']}, d {r0['head_dim']}, {r0['heads_q']}/{r0['heads_kv']} heads")
+    src = ", ".join(f"`{rel(d)}/`" for d in dirs)
+    return (f"the packed batch ({desc}; {src}; kernel time, mean of the samples; speedup = ms(SDPA) / ms(ioattn) "
+            "of one sample; peak memory = the call's inputs, outputs and allocations): " + "; ".join(parts)
+            + (f"; refused the padded batch: {', '.join(refused)}" if refused else "")
+            + " (flash and cuDNN take no padding mask: they also compute the padding, and without causal their "
+            "real rows see the zero padding keys, hence their difference to O_ref)")
+
+
 def last_line_with(path, needle):
     if not os.path.exists(path):
         return None
@@ -496,13 +724,17 @@ def main(argv):
     top_new = replace_inline(top_new, "bwd_headline", bwd_headline(brows, bdirs, summary, train_dir), top)
     top_new = replace_inline(top_new, "bwd_target", bwd_target(brows) if brows else "no backward benchmark is canonical", top)
     top_new = replace_inline(top_new, "fast_headline", fast_headline(load_fast()), top)
+    top_new = replace_inline(top_new, "decode_headline", decode_headline(*load_decode()), top)
+    top_new = replace_inline(top_new, "fp8_headline", fp8_headline(), top)
+    top_new = replace_inline(top_new, "varlen_headline", varlen_headline(*load_varlen()), top)
     if check:
         bad = [f for f, a, b in ((readme, text, new), (top, top_text, top_new)) if a != b]
         for f in bad:
             print(f"FAIL: {f}: a generated block differs from the committed data (run experiments/gpu/readme_table.py)")
         if not bad:
             print(f"PASS: {readme} (MEASURED, PERF, CHECK, BWD_MEASURED, BWD_PERF, BWD_CHECK) and {top} "
-                  "(h200_headline, bwd_headline, bwd_target, fast_headline) match the canonical run")
+                  "(h200_headline, bwd_headline, bwd_target, fast_headline, decode_headline, fp8_headline, "
+                  "varlen_headline) match the canonical run")
         return 1 if bad else 0
     for f, a, b in ((readme, text, new), (top, top_text, top_new)):
         if a != b:
