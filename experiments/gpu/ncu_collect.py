@@ -243,6 +243,13 @@ PEERS = ("sdpa:flash", "sdpa:cudnn", "peer:triton_fa2")
 PEER_TARGET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "profile_one.py")
 
 
+def exe_path(path):
+    """`path` relative to the working directory when it lies below it (with a ./ so exec finds it),
+    else unchanged: ncu writes the profiled command line into every raw report."""
+    rel = os.path.relpath(os.path.abspath(path))
+    return path if rel.startswith("..") else (rel if os.sep in rel else "./" + rel)
+
+
 class Point:
     """One problem to profile: N, batch = max(1, 16384 // N), heads_q, heads_kv, d, causal, and the
     impls there (None: every one the flags select)."""
@@ -380,7 +387,9 @@ def main(argv=None):
     rows = []
     ncu = ["ncu", "--clock-control", "none", "--profile-from-start", "off", "--print-units", "base",
            "--csv", "--metrics", ",".join(METRICS)]
-    base = ncu + [args.ioattn, "run"]
+    # The profiled command line is recorded in every raw report: name the binary relative to the
+    # working directory (the repository root when run_h200.sh runs it), not by the machine's path.
+    base = ncu + [exe_path(args.ioattn), "run"]
     for pass_ in passes:
         for p in points:
             b, n, heads, d = p.b, p.n, p.h, p.d
@@ -419,7 +428,7 @@ def main(argv=None):
                 else:
                     limit = args.timeout if not args.time_cap else max(10, min(args.timeout, args.time_cap - elapsed))
                     if kind == "peer":
-                        cmd = ncu + [args.python, PEER_TARGET, "--impl", v] + problem[:-1]  # no --profile
+                        cmd = ncu + [args.python, exe_path(PEER_TARGET), "--impl", v] + problem[:-1]  # no --profile
                     else:
                         which = ["--kernel", v] if pass_ == "fwd" else ["--backward", "--bwd-kernel", v]
                         cmd = base + which + problem

@@ -195,10 +195,11 @@ def main():
     with contextlib.redirect_stdout(buf):
         rc = ncu_collect.main(["--ioattn", "I", "--out", out2, "--preset", "heldout", "--list"])
     lines = buf.getvalue().splitlines()
-    expect(rc == 0 and len(lines) == 12 and sum(len(ln.split(": ")[1].split()) for ln in lines) == 28
-           and any("N=65536 B=1 Hq=16 Hkv=16 d=128 causal=1: sdpa:flash ioattn:v06_fa2_wgmma" in ln for ln in lines)
+    expect(rc == 0 and len(lines) == 12 and sum(len(ln.split(": ")[1].split()) for ln in lines) == 40
+           and any("N=65536 B=1 Hq=16 Hkv=16 d=128 causal=1: sdpa:flash ioattn:v06_fa2_wgmma ioattn:v08_fa3_warpspec"
+                   in ln for ln in lines)
            and any("N=4096 B=4 Hq=32 Hkv=8 d=128 causal=0" in ln for ln in lines)
-           and any("N=2048 B=8 Hq=8 Hkv=8 d=256" in ln for ln in lines), "--preset heldout lists its 28 profiles")
+           and any("N=2048 B=8 Hq=8 Hkv=8 d=256" in ln for ln in lines), "--preset heldout lists its 40 profiles")
     for argv, what in ((["--preset", "heldout", "--seqlens", "1024"], "--seqlens"),
                        (["--causal", "0,2"], "--causal"), (["--peers", "sdpa:nope"], "unknown peer"),
                        (["--heads", "32", "--heads-kv", "5"], "--heads-kv")):
