@@ -221,7 +221,7 @@ struct SimFlags {
   std::string machine, strategy = "fa2", pass = "fwd", catalog, dq = "atomic", design = "native/none/fragments", kernel, grid_order = "bh_major";
   bool mask = false, no_l2 = false, json_out = false, datasheet = false, q_regs = false, p_lds = false;
   double dropout = 0.0;
-  int64_t br = 0, bc = 0, splits = 1, ctas = 0;
+  int64_t br = 0, bc = 0, splits = 1, ctas = 0, stages = 0;
   std::string page_reads;   // layouts: rows|pages (paged KV only; default rows)
   bool gqa_packed = false;  // layouts: one CTA per K/V head holds its group's query heads
 };
@@ -252,6 +252,8 @@ int run_simulate(const SimFlags& f) {
   t.strategy = strategy_or_throw(f.strategy);
   t.splits = f.splits;
   t.ctas_per_cu = f.ctas;
+  if (f.stages < 0) throw UsageError(fmt::format("--stages must be >= 0 (got {})", f.stages));
+  t.stages = f.stages;
   t.q_in_registers = f.q_regs;
   t.p_through_lds = f.p_lds;
   t.dq = dq_or_throw(f.dq);
@@ -365,6 +367,8 @@ int run_check_claim(const ClaimFlags& f) {
   mech.calibrated_mfma_efficiency.reset();
   mech.calibrated_lds_scalar_efficiency.reset();
   mech.calibrated_cta_fixed_s.reset();
+  mech.calibrated_ws_wgmma_efficiency.reset();
+  mech.calibrated_ring_stage_latency_s.reset();
   mech.calibrated_bwd_mma_sync_efficiency.reset();
   mech.calibrated_bwd_wgmma_efficiency.reset();
   mech.calibrated_atomic_adds_per_cu_per_clock.reset();
@@ -589,6 +593,7 @@ void add_simulator_commands(CLI::App& root, Commands& out) {
     app->add_option("--splits", f->splits, sim::strategy_names("|", takes_splits) + ": key ranges per query block")
         ->capture_default_str();
     app->add_option("--ctas-per-cu", f->ctas, "resident CTAs per CU (0: as many as fit)");
+    app->add_option("--stages", f->stages, "K/V ring depth of the launch (0: not given; the warp-specialized design's ring term needs it)");
     app->add_option("--dq", f->dq, sim::strategy_names("|", takes_dq) + " backward dQ: atomic|separate")
         ->capture_default_str();
     app->add_flag("--q-in-registers", f->q_regs, "keep Q_i in registers instead of LDS");

@@ -105,6 +105,11 @@ Machine load_machine(const std::filesystem::path& file) {
   m.calibrated_mfma_efficiency = read_optional(j, "calibrated_mfma_efficiency", f);
   m.calibrated_lds_scalar_efficiency = read_optional(j, "calibrated_lds_scalar_efficiency", f);
   m.calibrated_cta_fixed_s = read_optional(j, "calibrated_cta_fixed_s", f);
+  m.calibrated_ws_wgmma_efficiency = read_optional(j, "calibrated_ws_wgmma_efficiency", f);
+  m.calibrated_ring_stage_latency_s = read_optional(j, "calibrated_ring_stage_latency_s", f);
+  if (m.calibrated_ring_stage_latency_s && !(m.calibrated_ring_stage_latency_s->value >= 0.0))
+    throw SimError(fmt::format("machine file {}: calibrated_ring_stage_latency_s must be >= 0 (got {})", f,
+                               m.calibrated_ring_stage_latency_s->value));
   m.calibrated_bwd_mma_sync_efficiency = read_optional(j, "calibrated_bwd_mma_sync_efficiency", f);
   m.calibrated_bwd_wgmma_efficiency = read_optional(j, "calibrated_bwd_wgmma_efficiency", f);
   m.calibrated_atomic_adds_per_cu_per_clock = read_optional(j, "calibrated_atomic_adds_per_cu_per_clock", f);
@@ -112,7 +117,7 @@ Machine load_machine(const std::filesystem::path& file) {
     throw SimError(fmt::format("machine file {}: calibrated_atomic_adds_per_cu_per_clock must be > 0 (got {})", f,
                                m.calibrated_atomic_adds_per_cu_per_clock->value));
   for (const auto* c : {&m.calibrated_mma_sync_efficiency, &m.calibrated_wgmma_efficiency,
-                        &m.calibrated_mfma_efficiency, &m.calibrated_lds_scalar_efficiency,
+                        &m.calibrated_mfma_efficiency, &m.calibrated_lds_scalar_efficiency, &m.calibrated_ws_wgmma_efficiency,
                         &m.calibrated_bwd_mma_sync_efficiency, &m.calibrated_bwd_wgmma_efficiency})
     if (*c && (*c)->value > 1.0)
       throw SimError(fmt::format("machine file {}: a calibrated efficiency must be in (0, 1] (got {})", f, (*c)->value));

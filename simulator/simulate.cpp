@@ -247,6 +247,7 @@ void validate_tiling(const Tiling& t) {
                                strategy_names(" or ", [](const StrategyInfo& i) { return i.takes_splits; }),
                                t.splits, strategy_name(t.strategy)));
   if (t.ctas_per_cu < 0) throw SimError(fmt::format("--ctas-per-cu must be >= 0 (got {})", t.ctas_per_cu));
+  if (t.stages < 0) throw SimError(fmt::format("--stages must be >= 0 (got {})", t.stages));
 }
 
 void validate_options(const Options& o) {
@@ -424,7 +425,13 @@ void check_fp8(const AttnProblem& p, const Machine& m, const Options& o) {
 // A backward tile loop (dK/dV kernel, dQ pass) takes the machine's calibrated_bwd_* entry of its
 // instruction where there is one (its loop holds dK, dV or dQ accumulators beside S and dP and
 // feeds transposed operands), else the forward loop's.
-std::pair<double, const char*> instr_efficiency(MatrixInstr i, const Machine& m, bool backward) {
+// A forward wgmma loop of the warp-specialized design (a TMA producer warp feeding consumer
+// warpgroups that hold no load instructions and, under setmaxnreg, no spills: FlashAttention-3's
+// structure, v08) takes the machine's calibrated_ws_wgmma_efficiency where there is one: its issue
+// rate is not the intra-warpgroup loop's (v06, whose calibrated_wgmma_efficiency it would take).
+std::pair<double, const char*> instr_efficiency(MatrixInstr i, const Machine& m, bool backward, Overlap overlap) {
+  if (!backward && i == MatrixInstr::wgmma && overlap == Overlap::warp_specialized && m.calibrated_ws_wgmma_efficiency)
+    return {m.calibrated_ws_wgmma_efficiency->value, "calibrated_ws_wgmma_efficiency"};
   if (backward && i == MatrixInstr::wgmma && m.calibrated_bwd_wgmma_efficiency)
     return {m.calibrated_bwd_wgmma_efficiency->value, "calibrated_bwd_wgmma_efficiency"};
   if (backward && i == MatrixInstr::mma_sync && m.calibrated_bwd_mma_sync_efficiency)
@@ -461,7 +468,7 @@ void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, con
                                                         pad_to(bo, g.m) * pad_to(d, g.n) * pad_to(bi, g.k));
   const double full_flops = tiles * 2.0 * mm * padded_macs;
   const bool fma = instr == MatrixInstr::fma;
-  const auto [eta, eta_name] = fma ? std::pair<double, const char*>{1.0, "none"} : instr_efficiency(instr, m, k.backward);
+  const auto [eta, eta_name] = fma ? std::pair<double, const char*>{1.0, "none"} : instr_efficiency(instr, m, k.backward, t.design.overlap);
   const double rate_cu = (fma ? m.vector_fp32.value : matrix_rate(m, p.dtype, false)) / cus * eta;
   const double t_matrix = k.matrix_flops / rate_cu;           // SM-seconds, exact tile FLOPs
   const double t_partial = std::max(0.0, full_flops - k.matrix_flops) / rate_cu;
@@ -490,6 +497,20 @@ void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, con
   const double atomic_rate = m.calibrated_atomic_adds_per_cu_per_clock ? m.calibrated_atomic_adds_per_cu_per_clock->value : 0.0;
   const double t_atomic = atomic_rate > 0.0 ? atomic_adds / (atomic_rate * clock) : 0.0;
   c_pipe += t_atomic;
+  // The K/V ring of the warp-specialized design (its depth the launch's stages, Tiling::stages): a
+  // stage is held from its load's issue to its consumers' release, the stage latency L beyond the
+  // tile's compute c, so by Little's law one CTA's ring completes at most S tiles per L + occ c
+  // and a CU's occ CTAs need at least (L / occ + c) / S per tile. A shallow ring (S = 2) whose tile
+  // computes in less than L waits on it; a deep one hides it. Only where the launch's stages are
+  // given and the machine has a calibrated stage latency.
+  double t_ring = 0.0;
+  if (t.design.overlap == Overlap::warp_specialized && t.stages > 0 && m.calibrated_ring_stage_latency_s &&
+      tiles > 0) {
+    const double occ = static_cast<double>(std::max<int64_t>(1, k.ctas_per_cu));
+    const double ring = (tiles * m.calibrated_ring_stage_latency_s->value / occ + c_pipe) / static_cast<double>(t.stages);
+    t_ring = std::max(0.0, ring - c_pipe);
+  }
+  c_pipe += t_ring;
   const double c_total = std::max(c_pipe, t_lds);  // SM-seconds of the whole kernel
   const double eff = k.wave_efficiency > 0.0 ? k.wave_efficiency : 1.0;
   const double spread = c_total / cus / eff;
@@ -515,7 +536,9 @@ void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, con
       {"exp_sfu", t_exp * per_cu, "sfu_per_cu_per_clock", m.sfu_per_cu_per_clock.value},
       {"fp32_vector", t_fp32 * per_cu, "vector_fp32", m.vector_fp32.value},
       {"dq_atomics", t_atomic * per_cu, "calibrated_atomic_adds_per_cu_per_clock", atomic_rate},
-      {"overlap_hidden", (c_pipe - t_atomic - c_mma - c_soft) * per_cu, std::string("overlap ") + std::string(overlap_name(t.design.overlap)), 0.0},
+      {"ring_latency", t_ring * per_cu, "calibrated_ring_stage_latency_s",
+       m.calibrated_ring_stage_latency_s ? m.calibrated_ring_stage_latency_s->value : 0.0},
+      {"overlap_hidden", (c_pipe - t_ring - t_atomic - c_mma - c_soft) * per_cu, std::string("overlap ") + std::string(overlap_name(t.design.overlap)), 0.0},
       {"lds", t_lds * per_cu, "lds_bytes_per_cu_per_clock", m.lds_bytes_per_cu_per_clock.value * lds_eff},
       {"wave_quantization", t_compute - c_total * per_cu, "compute_units", cus},
       {"cta_fixed", t_fixed, "calibrated_cta_fixed_s", fixed},

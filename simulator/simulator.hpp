@@ -86,6 +86,11 @@ struct Machine {
   std::optional<Sourced> calibrated_mfma_efficiency;      // same for MFMA loops (no AMD machine measured yet)
   std::optional<Sourced> calibrated_lds_scalar_efficiency;  // element-wise fragment reads from unpadded rows
   std::optional<Sourced> calibrated_cta_fixed_s;          // per CTA: first tiles' latency, O/LSE store
+  // The warp-specialized design (TMA producer warp, consumer warpgroups in ping-pong): its wgmma
+  // efficiency, and the time a ring stage is held beyond its tile's compute (load issue to data
+  // arrival and release: the Little's-law term of a ring of Tiling::stages stages).
+  std::optional<Sourced> calibrated_ws_wgmma_efficiency;
+  std::optional<Sourced> calibrated_ring_stage_latency_s;
   // Backward tile loops (K/V-outer dK/dV kernels and Q-outer dQ passes): the share of the dense rate
   // their five/four/three matmuls per tile reach, and the fp32 atomic adds of dQ the L2 completes.
   std::optional<Sourced> calibrated_bwd_mma_sync_efficiency;
@@ -285,6 +290,7 @@ struct Tiling {
   int64_t Bc = 64;               // key/value rows per tile
   int64_t splits = 1;            // K/V ranges per query block (> 1 only where the strategy takes splits)
   int64_t ctas_per_cu = 0;       // 0: as many as LDS, registers and the machine allow
+  int64_t stages = 0;            // K/V ring depth of the launch (0: not given; the ring term needs it)
   bool q_in_registers = false;   // Q_i held in registers (else staged in LDS) over the inner loop
   bool p_through_lds = false;    // P staged in LDS between S = QK^T and PV (else in registers)
   DqMode dq = DqMode::atomic;    // flash backward, where the strategy takes dq (fa2, splitkv)

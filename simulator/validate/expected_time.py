@@ -27,16 +27,18 @@ repeat). The CSV carries both columns.
 
 Calibration and validation are kept apart:
   TRAINING       forward: fp16 rows, non-causal, N in TRAIN_N, both head dims, every impl of role bench
-                 (16 points; FAST_ROLE_IMPLS, e.g. v08, never train)
+                 (16 points); v08's rows of the same rule (4 points: the warp-specialized design)
+                 train only that design's own parameters (CALIBRATED_WS), the others fixed
   TRAINING BWD   the same rule on the backward bench rows (CANONICAL role bwd): fp16, non-causal, N in
                  TRAIN_N, d 64 and 128, every backward rung timed there at those shapes
   HELD-OUT       every other point whose (pass, impl, d, causal, N, heads / heads_kv) is not a training shape
                  (bf16 bench rows, causal rows, the other N, SDPA's ncu rows up to N = 256k and d = 256,
-                 every v08 row); HELD-OUT BWD the same for the backward (bf16, causal, the other N, every
+                 every other v08 row, e.g. its d 256 and its Br 192 d 64 tile); HELD-OUT BWD the same for the backward (bf16, causal, the other N, every
                  bwd02 row: bwd02 has no fp16 row, so it is validated on parameters fitted to the others)
   EXCLUDED       a training shape measured again (e.g. in bf16): in neither set
-Only the calibrated_* entries of machines/h200.json are fitted (CALIBRATED, CALIBRATED_BWD: parameters no
-datasheet gives): the forward ones on TRAINING, then the backward ones on TRAINING BWD with the forward
+Only the calibrated_* entries of machines/h200.json are fitted (CALIBRATED, CALIBRATED_WS, CALIBRATED_BWD:
+parameters no datasheet gives): the forward ones on TRAINING less v08, then the warp-specialized design's
+(its wgmma efficiency and ring stage latency) on v08's TRAINING rows, then the backward ones on TRAINING BWD with the forward
 ones fixed, by minimizing the mean |log(model / measured)| time error with a coordinate search
 (--calibrate [all|fwd|bwd]; a temporary catalog copy per trial). --check never refits: it reruns the
 model on every point with the committed catalog and compares the CSV and the README block.
@@ -80,11 +82,13 @@ SDPA_NCU = ["experiments/results/h200/2026-11-29_sdpa_ncu_l2/h200_ncu_l2.csv",
             "experiments/results/h200/2026-12-01_f9ca3ea_sdpa_anchors/h200_sdpa_ncu.csv"]
 FAST_IMPLS = ("ioattn:v04_fa2_mma", "ioattn:v05_fa2_fast", "ioattn:v06_fa2_wgmma", "ioattn:v08_fa3_warpspec",
               "sdpa:flash")
-# Forward rungs measured in the CANONICAL role `fast` (not in role bench): held-out only, whatever their
-# shape (no parameter is fitted to them; v08's warp-specialized design uses the wgmma efficiency fitted
-# on v06). Their tile, occupancy and grid order are the bench rows' (the registry's launch), their
-# design kernels/design.hpp's.
+# Forward rungs measured in the CANONICAL role `fast` (not in role bench). Their tile, ring depth,
+# occupancy and grid order are the bench rows' (the registry's launch), their design kernels/design.hpp's.
+# v08 is the one rung of the warp-specialized design: the parameters only that design uses (CALIBRATED_WS)
+# are fitted on its rows of the training rule (fp16, non-causal, N in TRAIN_N, d 64 and 128), the
+# forward parameters fixed; every other v08 row is held-out.
 FAST_ROLE_IMPLS = ("ioattn:v08_fa3_warpspec",)
+WS_IMPLS = ("ioattn:v08_fa3_warpspec",)
 # CANONICAL role of the runs that measure held-out points only (bench_sdpa.py / ncu_collect.py
 # --preset heldout: GQA, d 256, N 32k-64k): bench and ncu rows, never training.
 HELDOUT_ROLE = "heldout"
@@ -103,6 +107,10 @@ CALIBRATED = {
     "calibrated_wgmma_efficiency": (0.2, 1.0),
     "calibrated_lds_scalar_efficiency": (0.01, 1.0),
     "calibrated_cta_fixed_s": (1e-7, 2e-5),
+}
+CALIBRATED_WS = {
+    "calibrated_ws_wgmma_efficiency": (0.2, 1.0),
+    "calibrated_ring_stage_latency_s": (1e-8, 2e-5),
 }
 CALIBRATED_BWD = {
     "calibrated_bwd_mma_sync_efficiency": (0.1, 1.0),
@@ -132,8 +140,9 @@ def read_csv(path):
 
 
 def shape_key(p):
-    # A GQA point (heads_q / heads_kv > 1) is another shape than the MHA training point of its N and d.
-    return (p["impl"], p["head_dim"], p["causal"], p["seqlen"], p["heads"] // p["heads_kv"])
+    # A GQA point (heads_q / heads_kv > 1) is another shape than the MHA training point of its N and d;
+    # a point with another tile (Br, Bc) than the training point's is another configuration.
+    return (p["impl"], p["head_dim"], p["causal"], p["seqlen"], p["heads"] // p["heads_kv"], str(p["br"]), str(p["bc"]))
 
 
 def bench_points(roles=(("bench", FAST_IMPLS),), pass_="fwd"):
@@ -148,14 +157,16 @@ def bench_points(roles=(("bench", FAST_IMPLS),), pass_="fwd"):
             for r in read_csv(path):
                 if r["impl"] not in impls or r.get("status", "ok") != "ok" or r.get("pass", "fwd") != pass_:
                     continue
+                # The launch's tile and ring depth are part of the point: two folders that timed the
+                # same problem with another tile (v08's d 64 Br 128 and Br 192) are two points.
                 key = (r["impl"], r["dtype"], int(r["head_dim"]), int(r["causal"]), int(r["seqlen"]), int(r["batch"]),
-                       int(r["heads"]), heads_kv(r))
+                       int(r["heads"]), heads_kv(r), r["br"], r["bc"], r.get("stages", ""))
                 p = pts.setdefault(key, dict(impl=r["impl"], dtype=r["dtype"], head_dim=key[2], causal=key[3],
                                              seqlen=key[4], batch=key[5], heads=key[6], heads_kv=key[7], ms=[],
                                              source=rel(path),
                                              timing="bench", br=r["br"], bc=r["bc"], ctas=r["ctas_per_sm"],
                                              order=BWD_ORDER.get(r["grid_order"], r["grid_order"]), pass_=pass_,
-                                             role=role))
+                                             role=role, stages=r.get("stages", "")))
                 p["ms"].append(float(r["ms"]))
     out = []
     for p in pts.values():
@@ -243,8 +254,7 @@ def points():
     traits = sdpa_traits()
     for p in pts:
         p["train"] = (p["dtype"] == TRAIN_DTYPE and p["causal"] == TRAIN_CAUSAL and p["seqlen"] in TRAIN_N
-                      and p["timing"] == "bench" and p.get("role") != HELDOUT_ROLE
-                      and p["impl"] not in FAST_ROLE_IMPLS)
+                      and p["timing"] == "bench" and p.get("role") != HELDOUT_ROLE)
         if p["impl"] == "sdpa:flash":
             if p["head_dim"] not in traits:
                 sys.exit(f"expected_time.py: no FlashAttention-2 kernel traits recorded for d = {p['head_dim']}")
@@ -269,6 +279,8 @@ def command(ioattn, p, catalog):
         cmd.append("--causal")
     if p["impl"].startswith("ioattn:"):
         cmd += ["--kernel", p["impl"].split(":", 1)[1], "--ctas-per-cu", str(p["ctas"]), "--grid-order", p["order"]]
+        if p.get("stages"):
+            cmd += ["--stages", str(p["stages"])]
     else:
         cmd += ["--design", SDPA_DESIGN]
     return cmd
@@ -330,7 +342,8 @@ def calibrate(ioattn, which="all"):
     backward training points (the forward ones fixed); never a held-out point. which: all, fwd or bwd
     (the other set's committed values kept)."""
     pts = points()
-    train = [p for p in pts if p["set"] == "training"]
+    train = [p for p in pts if p["set"] == "training" and p["impl"] not in WS_IMPLS]
+    train_ws = [p for p in pts if p["set"] == "training" and p["impl"] in WS_IMPLS]
     train_bwd = [p for p in pts if p["set"] == "training bwd"]
     tmp = tempfile.mkdtemp()
     try:
@@ -338,12 +351,22 @@ def calibrate(ioattn, which="all"):
             if f.endswith(".json"):
                 shutil.copy(os.path.join(CATALOG, f), tmp)
         vals = fit(ioattn, train, CALIBRATED, tmp) if which in ("all", "fwd") else {}
+        if which in ("all", "fwd"):  # the warp-specialized design's own, the forward ones fixed
+            json.dump({**json.load(open(os.path.join(tmp, "h200.json"))),
+                       **{k: {"value": v, "source": "fitted"} for k, v in vals.items()}},
+                      open(os.path.join(tmp, "h200.json"), "w"))
+            vals_ws = fit(ioattn, train_ws, CALIBRATED_WS, tmp)
+        else:
+            vals_ws = {}
         vals_bwd = fit(ioattn, train_bwd, CALIBRATED_BWD, tmp) if which in ("all", "bwd") else {}
     finally:
         shutil.rmtree(tmp)
     desc = {**{k: describe(train, FAST_IMPLS, "forward") for k in vals},
+            **{k: describe(train_ws, WS_IMPLS, "warp-specialized forward")
+               + "; the other forward parameters fixed"
+               for k in vals_ws},
             **{k: describe(train_bwd, FAST_BWD, "backward") for k in vals_bwd}}
-    vals = {**vals, **vals_bwd}
+    vals = {**vals, **vals_ws, **vals_bwd}
     catalog_file = os.path.join(CATALOG, "h200.json")
     j = json.load(open(catalog_file))
     what = {
@@ -353,6 +376,12 @@ def calibrate(ioattn, which="all"):
                                             "rows reach (bank conflicts; 2-byte lanes)",
         "calibrated_cta_fixed_s": "seconds per CTA wave not hidden by the tile loop (first tiles' latency, O and LSE "
                                   "stores)",
+        "calibrated_ws_wgmma_efficiency": "share of the dense bf16/fp16 rate a warp-specialized wgmma loop (TMA "
+                                          "producer warp, consumer warpgroups in ping-pong, no loads or spills in "
+                                          "the consumers) issues at",
+        "calibrated_ring_stage_latency_s": "seconds a K/V ring stage is held beyond its tile's compute (load issue "
+                                           "to data arrival and release), the Little's-law term of a ring of the "
+                                           "launch's stages",
         "calibrated_bwd_mma_sync_efficiency": "share of the dense bf16/fp16 rate an mma.sync backward tile loop "
                                               "(dK/dV kernel or dQ pass) issues at",
         "calibrated_bwd_wgmma_efficiency": "share of the dense bf16/fp16 rate a wgmma backward tile loop (dK/dV "
@@ -393,7 +422,7 @@ def rows(ioattn):
         out.append(dict(
             set=p["set"], impl=p["impl"], pass_=p["pass_"], design=m["tiling"]["design"], dtype=p["dtype"], head_dim=p["head_dim"],
             causal=p["causal"], seqlen=p["seqlen"], batch=p["batch"], heads=p["heads"], heads_kv=p["heads_kv"],
-            Br=p["br"], Bc=p["bc"],
+            Br=p["br"], Bc=p["bc"], stages=p.get("stages", ""),
             ctas_per_cu=m["tiling"]["ctas_per_cu"], grid_order=p["order"] or "bh_major", timing=p["timing"],
             measured_time_s=f"{p['measured_s']:.6g}", expected_time_s=f"{m['time_s']:.6g}",
             ceiling_time_s=f"{m['ceiling_time_s']:.6g}", expected_error_pct=f"{err:.1f}",
@@ -401,7 +430,7 @@ def rows(ioattn):
             matrix_issue_s=f"{t['matrix_issue']['seconds']:.4g}", exp_sfu_s=f"{t['exp_sfu']['seconds']:.4g}",
             fp32_vector_s=f"{t['fp32_vector']['seconds']:.4g}", overlap_hidden_s=f"{t['overlap_hidden']['seconds']:.4g}",
             lds_s=f"{t['lds']['seconds']:.4g}", wave_quantization_s=f"{t['wave_quantization']['seconds']:.4g}",
-            cta_fixed_s=f"{t['cta_fixed']['seconds']:.4g}", hbm_s=f"{t['hbm']['seconds']:.4g}",
+            cta_fixed_s=f"{t['cta_fixed']['seconds']:.4g}", ring_latency_s=f"{t['ring_latency']['seconds']:.4g}", hbm_s=f"{t['hbm']['seconds']:.4g}",
             l2_s=f"{t['l2']['seconds']:.4g}",
             measured_read_bytes=read if read is not None else "", model_read_bytes=m["hbm_read_bytes"],
             read_error_pct=f"{100.0 * (m['hbm_read_bytes'] - read) / read:.1f}" if read else "",
@@ -445,7 +474,9 @@ def summary(rs):
     cat = json.load(open(os.path.join(CATALOG, "h200.json")))
     lines.append("")
     lines.append("Calibrated on the forward training set (machines/h200.json): " + ", ".join(
-        f"`{k}` {cat[k]['value']:.3g}" for k in CALIBRATED if k in cat) + "; on the backward training set: "
+        f"`{k}` {cat[k]['value']:.3g}" for k in CALIBRATED if k in cat) + "; on v08's rows of the forward "
+        "training rule (the warp-specialized design's own, the others fixed): " + ", ".join(
+        f"`{k}` {cat[k]['value']:.3g}" for k in CALIBRATED_WS if k in cat) + "; on the backward training set: "
         + (", ".join(f"`{k}` {cat[k]['value']:.3g}" for k in CALIBRATED_BWD if k in cat) or "none") + ".")
     n, mape, mx = stats(held, "expected_error_pct")
     verdict = "meets" if mape <= TARGET_MAPE and mx <= TARGET_MAX else "misses"
