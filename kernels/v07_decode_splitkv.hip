@@ -39,8 +39,8 @@
 // windows, GQA/MQA/MHA; LSE out; fully masked rows give O = 0, LSE = -inf. No --br/--bc (the tile
 // follows from G * Nq); --splits 1..128.
 // Paged KV cache (ioattn/layout.hpp; declared in registry.cpp's layout table): K and V are
-// (num_pages, page_size, Hkv, d), any page_size >= 1; each 16-byte copy maps its key through the
-// block table (a row never straddles a page, a stage's keys may), sequence b has seqused_k[b] keys
+// (num_pages, page_size, Hkv, d), any page_size >= 1; each key's cache row comes from the block
+// table (page-granular rows below; a row never straddles a page, a stage's keys may), sequence b has seqused_k[b] keys
 // (0 allowed: O = 0, LSE = -inf) and its own bottom-right causal diagonal and window. Q stays dense
 // (batch, seqlen_q, Hq, d): packed (varlen) queries or keys are refused. The tile, split count and
 // grid come from seqlen_k (max_seqlen_k), so short sequences of a long batch leave splits empty.
@@ -69,7 +69,11 @@
 // both sanitizers (experiments/results/h200/2026-12-01_0404dc1_verify). Quick decode grid
 // (2026-12-01_f13273b_newkernels/decode.log): contiguous 0.19-0.86 of the copy ceiling, 0.52-0.80x
 // cuDNN; paged page 16 at 55-90 % of contiguous.
-// Tuning after that run (session 6; not yet run on a GPU when written):
+// Tuning after that run (session 6), then measured (binaries eeb7765): GPU suite and memcheck pass
+// (experiments/results/h200/2026-12-01_eeb7765_verify), racecheck of the changed paths is clean
+// (2026-12-01_eeb7765_racecheck_new); the issue's full decode grid is 2026-12-01_eeb7765_decode
+// (README.md's decode_headline: near the copy ceiling at 1 and 4 queries, below cuDNN at 1 query,
+// short of the copy ceiling at 16 queries). The changes:
 //   - page-granular rows (above): one table read per key per tile instead of one per 16-byte copy
 //     of K and again of V (32 per key at d 128), and no division per copy; the reads hide behind
 //     the pipeline wait. Expected: paged within a few % of contiguous (same HBM bytes, the table
