@@ -59,9 +59,12 @@
 // Measured: the d 64/128/256 configurations of session 5 (Br 128) pass the GPU suite, memcheck and
 // racecheck on the H200 (experiments/results/h200/2026-12-01_f13273b_newkernels); their speed against
 // v06, SDPA and the Triton peer is README.md's fast_headline (CANONICAL role `fast`). The Br 192
-// configurations, Bc 192, d 96/192 and the padded head dims are compiled (ptxas above) and NOT yet
-// run on a GPU: the tile sweep is kernels/dev/v08_tiles.sh (IOATTN_V08_CONFIG selects a row by
-// name, so rows sharing a tile are measured too).
+// configurations, Bc 192, d 96/192 and the padded head dims (session 6, binaries eeb7765) pass the
+// GPU suite (named cases at d 40/96/136/192/200, every d 64/96/128 tile) and memcheck
+// (experiments/results/h200/2026-12-01_eeb7765_verify), racecheck of Br 192 d 64, d 96, d 192 and
+// padded d 40 is clean (2026-12-01_eeb7765_racecheck_new); the tile sweep kernels/dev/v08_tiles.sh
+// (IOATTN_V08_CONFIG selects a row by name) picked d 64's Br 192 x Bc 128 (eeb7765_verify/
+// v08_tiles.csv); its benchmark is 2026-12-01_eeb7765_fwd_d64 (first in role `fast`).
 // Not done: a persistent grid with a tile scheduler, a TMA store of O, P through shared memory (what
 // lets FA3 take Bc 192 at d 64 beside 160 registers), varlen/paged layouts (refused by the registry).
 // Run: ioattn run --kernel v08_fa3_warpspec --seqlen 4096 --heads 16 --head-dim 128 --dtype bf16 --check

@@ -88,12 +88,18 @@
 // bytes, d 256: 372-396 bytes), hence the column parts.
 //
 // HBM traffic (simulator strategy `fa2`, with e = 1 for Q, K, V and 2 for O) + the transpose pass
-// above. The simulator has no FP8 model yet (it refuses FP8 problems).
+// above (the simulator's FP8 model counts it: design part `vt-pass`).
 //
 // Measured before promotion (experiments/results/h200/2026-12-01_f13273b_newkernels): smoke, named
 // and determinism cases pass, memcheck and racecheck are clean; the FP8 property FAILS at its shrunk
 // case (d = 256, Nq = Nk = 2, causal, logits of std 100: O's error above the bound, LSE within it).
-// The promoted kernel has not run on a GPU yet. Not benchmarked.
+// Measured with promotion (binaries eeb7765): the GPU suite passes at its seed, memcheck is clean,
+// racecheck of d 128/256 is clean (experiments/results/h200/2026-12-01_eeb7765_verify,
+// ..._racecheck_new); kernels/dev/fp8_promote.sh (eeb7765_verify/fp8_promote.txt): at logits of
+// std 100 some seeds fail at every interval (promotion lowers the LSE error ~4x, not O's; the
+// model above predicted no failure with promotion: refuted), and promotion every instruction lowers
+// throughput by 8 / 15 / 38 % at d 64 / 128 / 256. Benchmark: role fp8 (README.md's fp8_headline),
+// unpromoted in 2026-12-01_eeb7765_fp8_promote_fast.
 // Run: ioattn run --kernel v09_fp8_wgmma --dtype fp8_e4m3 --seqlen 4096 --heads 16 --head-dim 128 --check
 //
 // Supports: fp8_e4m3 inputs (not e5m2), output bf16 or fp16; descales per tensor or per K/V head
