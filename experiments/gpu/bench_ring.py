@@ -7,7 +7,7 @@
 NOT RUN YET: no machine with several GPUs has been lent (with --nproc-per-node 1 it runs on one
 GPU: the ring's P = 1 path against the whole-sequence kernel). Each rank holds its chunk of Q, K,
 V (python/ring_attention.py's layouts, drawn on its own GPU), runs ring_forward (and
-ring_attention's backward for fwdbwd) with ioattn's kernels, timed by CUDA events after a warm-up
+ring_attention's backward for fwdbwd) with ioattn's kernels, timed by experiments/gpu/timing.py with graph capture off
 (median of --reps); a point's time is the slowest rank's median. T_1 is the whole sequence on
 rank 0's GPU through the same kernels (ioattn's choice for the shape). The link is measured in
 the same run: a ring exchange of a 256 MiB buffer (batch_isend_irecv to rank + 1 and from
@@ -20,32 +20,25 @@ import argparse
 import csv
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "python"))
 import ring_attention as ra  # noqa: E402
+import timing  # noqa: E402  (experiments/gpu, this script's folder)
 
 
 def ints(s):
     return [int(x) for x in s.split(",") if x]
 
 
-def time_ms(torch, fn, reps):
-    """Median, min, max in ms of fn() on the current stream (one warm-up call)."""
-    fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        out.append(a.elapsed_time(b))
-    return statistics.median(out), min(out), max(out)
+def time_ms(fn, reps):
+    """Median, min, max in ms of fn(): timing.py's method with capture off (eager launches between
+    events, the GPU kept busy before each start, warm-up outside), since every rank must issue the
+    ring's sends and receives the same number of times; T_1 is timed the same way."""
+    t = timing.time_call(fn, reps=reps, capture=False)
+    return t["median_ms"], t["min_ms"], t["max_ms"]
 
 
 def main():
@@ -92,7 +85,7 @@ def main():
             for r in dist.batch_isend_irecv(ops):
                 r.wait()
 
-        ms, _, _ = time_ms(torch, ring_xchg, 5)
+        ms, _, _ = time_ms(ring_xchg, 5)
         t = torch.tensor([ms], device=dev)
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         link_gbps = buf.numel() * buf.element_size() / (t.item() * 1e-3) / 1e9
@@ -110,12 +103,12 @@ def main():
                         q = torch.randn(1, n, h, d, device=dev, dtype=torch.bfloat16)
                         k, v = torch.randn_like(q), torch.randn_like(q)
                         if pss == "fwd":
-                            single = time_ms(torch, lambda: fns.forward(q, k, v, causal, None), args.reps)[0]
+                            single = time_ms(lambda: fns.forward(q, k, v, causal, None), args.reps)[0]
                         else:
                             def fb():
                                 o, lse = fns.forward(q, k, v, causal, None)
                                 fns.backward(q, k, v, o, lse, o, causal, None)
-                            single = time_ms(torch, fb, args.reps)[0]
+                            single = time_ms(fb, args.reps)[0]
                         del q, k, v
                     except Exception as e:  # noqa: BLE001 - the single-GPU baseline may not fit: recorded
                         print(f"single GPU N {n}: {type(e).__name__}: {str(e)[:200]}", flush=True)
@@ -143,7 +136,7 @@ def main():
                             def call():
                                 o = ra.ring_attention(*x, seqlen=n, causal=causal, layout=layout, fns=fns)
                                 torch.autograd.grad(o, x, g)
-                        med, lo, hi = time_ms(torch, call, args.reps)
+                        med, lo, hi = time_ms(call, args.reps)
                         t = torch.tensor([med, lo, hi], device=dev)
                         dist.all_reduce(t, op=dist.ReduceOp.MAX)
                         med, lo, hi = t.tolist()

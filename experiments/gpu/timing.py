@@ -169,13 +169,16 @@ def _capture(fn, stream, mode):
 
 
 def time_call(fn, problem_bytes=None, flush_l2=None, reps=30, min_reps=3, max_time_s=None, warmup=1,
-              first_call=None):
+              first_call=None, capture=True):
     """Kernel time of fn() (one call of the implementation, outputs preallocated where it can).
 
     problem_bytes: inputs + outputs of the call, for the default flush rule (flush_default);
     flush_l2: True/False forces the flush on/off. reps: timed calls wanted; max_time_s: cap on
     n x estimate (n >= min_reps). warmup: eager calls before capture (>= 1). first_call(out):
-    called once after the first warm-up call has finished, with its output.
+    called once after the first warm-up call has finished, with its output. capture=False skips the
+    CUDA-graph capture and times eager launches (the fallback below) for calls that must not be
+    captured, e.g. collectives that every rank of a process group has to issue the same number of
+    times (a capture that fails on one rank only would leave the others waiting).
     Returns dict(median_ms, min_ms, max_ms, n, method, flush_l2, check): `check` says how the
     replay reproduced the eager output. fn's own exception propagates if it fails in warm-up.
     """
@@ -200,8 +203,8 @@ def time_call(fn, problem_bytes=None, flush_l2=None, reps=30, min_reps=3, max_ti
     ref = ref.clone() if ref is not None else None
     del out
 
-    graph, why_not = None, []
-    for mode in ("global", "relaxed"):
+    graph, why_not = None, ([] if capture else ["capture off by the caller"])
+    for mode in (("global", "relaxed") if capture else ()):
         try:
             g, static = _capture(fn, stream, mode)
         except Exception as e:  # noqa: BLE001 - any refusal of capture means: fall back, and say why
