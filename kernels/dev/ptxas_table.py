@@ -45,15 +45,23 @@ def parse(lines):
             continue
         if cur is None:
             continue
-        m = re.search(r'(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads', line)
-        if m:
-            cur['stack'], cur['spill_st'], cur['spill_ld'] = map(int, m.groups())
-        m = re.search(r'Used (\d+) registers', line)
-        if m:
-            cur['regs'] = int(m.group(1))
-            s = re.search(r'(\d+) bytes smem', line)
-            cur['smem'] = int(s.group(1)) if s else 0
+        stat_fields(line, cur)
     return [k for k in out if 'regs' in k]
+
+
+def stat_fields(line, d):
+    """One line of ptxas -v's per-kernel statistics into d: stack, spill_st, spill_ld (the stack
+    line), regs, barriers, smem (the "Used N registers" line). Shared with sass_compare.py."""
+    m = re.search(r'(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads', line)
+    if m:
+        d['stack'], d['spill_st'], d['spill_ld'] = map(int, m.groups())
+    m = re.search(r'Used (\d+) registers', line)
+    if m:
+        d['regs'] = int(m.group(1))
+        b = re.search(r'used (\d+) barriers', line)
+        d['barriers'] = int(b.group(1)) if b else 0
+        s = re.search(r'(\d+) bytes smem', line)
+        d['smem'] = int(s.group(1)) if s else 0
 
 
 def extract(lines):

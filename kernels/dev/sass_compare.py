@@ -32,6 +32,9 @@ import struct
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ptxas_table import stat_fields  # noqa: E402  (one parser of ptxas -v statistics)
+
 NVCC = os.environ.get('NVCC', 'nvcc' if shutil.which('nvcc') else '/usr/local/cuda/bin/nvcc')
 FLAGS = ['-x', 'cu', '-std=c++20', '-O3', '--expt-relaxed-constexpr', '-I.', '-Iinclude',
          '-diag-suppress', '177', '-Xptxas', '-v', '-cubin']
@@ -78,17 +81,7 @@ def ptxas_stats(path):
             continue
         if cur is None:
             continue
-        d = out[cur]
-        m = re.search(r'(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads', line)
-        if m:
-            d['stack'], d['spill_st'], d['spill_ld'] = map(int, m.groups())
-        m = re.search(r'Used (\d+) registers', line)
-        if m:
-            d['regs'] = int(m.group(1))
-            b = re.search(r'used (\d+) barriers', line)
-            d['barriers'] = int(b.group(1)) if b else 0
-            s = re.search(r'(\d+) bytes smem', line)
-            d['smem'] = int(s.group(1)) if s else 0
+        stat_fields(line, out[cur])
     return out
 
 
