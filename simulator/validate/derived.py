@@ -6,11 +6,15 @@ line naming the command that writes it, then the rows) and a generated block of 
     run_cli(cmd, who) -> the stdout of `ioattn ...` (exits naming `who` and the command on failure)
     heads_kv(row) -> a measured row's K/V heads (its heads_kv column; heads where absent, as in old CSVs)
     heads_args(heads, heads_kv) -> the CLI's head flags for that problem
+    TARGET_MAPE, TARGET_MAX -> issue 11's held-out targets (percent): mean absolute error, worst point
 """
 import csv
 import io
 import subprocess
 import sys
+
+# Issue 11's targets for a held-out comparison, in percent: mean absolute error and worst point.
+TARGET_MAPE, TARGET_MAX = 15.0, 35.0
 
 
 def derived_csv(command, rows):
