@@ -186,13 +186,13 @@ def parse_max_n(text):
     return out
 
 
-def parse_ints(text, flag):
+def parse_ints(text, flag, minimum=1, who="bench_sdpa.py"):
     try:
         vals = [int(x) for x in text.split(",") if x]
     except ValueError:
-        raise SystemExit(f"bench_sdpa.py: {flag} wants comma-separated integers, got '{text}'") from None
-    if not vals or any(v < 1 for v in vals):
-        raise SystemExit(f"bench_sdpa.py: {flag} wants integers >= 1, got '{text}'")
+        raise SystemExit(f"{who}: {flag} wants comma-separated integers, got '{text}'") from None
+    if not vals or any(v < minimum for v in vals):
+        raise SystemExit(f"{who}: {flag} wants integers >= {minimum}, got '{text}'")
     return vals
 
 

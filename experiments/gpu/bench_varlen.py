@@ -45,7 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 import ioattn  # noqa: E402
 import timing  # noqa: E402
-from bench_sdpa import CONFIG_COLS  # noqa: E402
+from bench_sdpa import CONFIG_COLS, parse_ints  # noqa: E402
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 SDPA = {"sdpa:flash": SDPBackend.FLASH_ATTENTION, "sdpa:cudnn": SDPBackend.CUDNN_ATTENTION,
@@ -79,13 +79,9 @@ def main():
     batch = args.batch or (4 if args.quick else 16)
     lo = args.min_len or 128
     hi = args.max_len or (2048 if args.quick else 8192)
-    try:  # bench_sdpa's parse_ints wants values >= 1; causal takes 0
-        causals = [int(x) for x in args.causal.split(",") if x]
-    except ValueError:
-        raise SystemExit(f"bench_varlen.py: --causal wants 0,1 values, got '{args.causal}'") from None
+    causals = parse_ints(args.causal, "--causal", minimum=0, who="bench_varlen.py")
     hq, hkv, d = args.heads_q, args.heads_kv, args.head_dim
-    if (min(batch, lo, hq, hkv, d, args.samples, args.reps) < 1 or hi < lo or hq % hkv or not causals
-            or set(causals) - {0, 1}):
+    if min(batch, lo, hq, hkv, d, args.samples, args.reps) < 1 or hi < lo or hq % hkv or set(causals) - {0, 1}:
         raise SystemExit("bench_varlen.py: --batch, --min-len, --heads-q, --heads-kv, --head-dim, --samples, --reps "
                          ">= 1, --max-len >= --min-len, --heads-q divisible by --heads-kv, --causal of 0/1")
     if not torch.cuda.is_available():
