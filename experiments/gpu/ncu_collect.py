@@ -209,8 +209,12 @@ def profile(row, cmd, raw_path, limit):
     """Run ncu `cmd`, write its output to raw_path, fill the row's metrics (or its error)."""
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
+        # ncu's "==PROF== Connected to process N (<absolute path>)" status lines name the machine's
+        # folders and carry no data: they are left out of the raw report (the CSV rows are kept whole).
+        out = "".join(ln for ln in res.stdout.splitlines(keepends=True) if not ln.startswith("==PROF=="))
+        err = "".join(ln for ln in res.stderr.splitlines(keepends=True) if not ln.startswith("==PROF=="))
         with open(raw_path, "w") as f:
-            f.write(res.stdout + "\n# stderr\n" + res.stderr[-2000:])
+            f.write(out + "\n# stderr\n" + err[-2000:])
         names, launches, full = [], [], []
         sums, kernels, launch = parse_ncu_csv(res.stdout, names, launches, full)
         if row["pass"] == "bwd":
