@@ -6,9 +6,9 @@
 // (same FP8 contract: e4m3 codes with fp32 descales, P rounded to e4m3 unnormalized, bf16/fp16 O):
 //   1. both products are v_mfma_f32_16x16x32_fp8_fp8 (__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8:
 //      A, B one 64-bit register of 8 codes per lane, C 4 fp32; clang's BuiltinsAMDGPU.def,
-//      feature fp8-insts). Operand map (CDNA3 ISA; CK's xdlops table: 4 input blocks of 16 lanes,
-//      8 K per lane): lane l, byte e: A(row l%16, k 8(l/16) + e), B(k 8(l/16) + e, col l%16);
-//      C element e: (row 4(l/16) + e, col l%16), as the 16x16x16 f16 atom of platform/fragment.hpp.
+//      feature fp8-insts). Operand map (platform/mfma_fp8_lanes.hpp): lane l, byte e:
+//      A(row l%16, k 8(l/16) + e), B(k 8(l/16) + e, col l%16); C element e: (row 4(l/16) + e,
+//      col l%16), as the 16x16x16 f16 atom of platform/fragment.hpp.
 //   2. the transposed products, so that P never leaves registers: S^T = K Q^T (A = K from LDS,
 //      B = Q^T: Q lives in registers for the whole key loop) and O^T = V^T P^T (A = V^T from LDS,
 //      B = P^T packed from S^T's accumulator). A lane then holds ONE query (column l%16) of S^T
@@ -18,6 +18,8 @@
 //      (P V sums over keys, so one permutation of P's columns and V's rows leaves O unchanged):
 //        K index kpos = 8g + j of the P V product holds key phys(kpos) = 4g + j%4 + 16 (j/4)
 //      (bytes 0-3 from atom 2G, 4-7 from atom 2G+1), and V^T is written to LDS in that order.
+//      These placements are index functions in platform/mfma_fp8_lanes.hpp; ctest amd_fp8_fnuz
+//      emulates the instruction on the host and checks that they compose to S = Q K^T, O = P V.
 //   3. FNUZ: these targets implement e4m3 FNUZ (bias 8, max 240, NaN 0x80), not the OCP e4m3fn
 //      ioattn's inputs are. Every Q, K, V byte keeps its bits (kernels/platform/fp8_fnuz.hpp:
 //      exactly half the OCP value for every finite code, no saturation; -0 -> +0, NaN -> NaN),
@@ -67,6 +69,7 @@
 #include "kernels/launcher.hpp"
 #include "kernels/platform/fp8_fnuz.hpp"
 #include "kernels/platform/fragment.hpp"
+#include "kernels/platform/mfma_fp8_lanes.hpp"
 #include "kernels/platform/platform.hpp"
 
 // Device passes that have CDNA3's FNUZ FP8 MFMA (gfx950, OCP FP8, deliberately not listed).
@@ -87,19 +90,10 @@ struct Fp8Factors {
   int per_head;               // 1: entry kv_head_of(h); 0: entry 0
 };
 
-// Key renumbering within a 32-key group (header, 2): K index kpos of the P V product holds key
-// phys(kpos); kpos_of is its inverse (where V's key w goes in a V^T row).
-__host__ __device__ constexpr int phys_key(int kpos) { return 4 * (kpos / 8) + kpos % 4 + 16 * ((kpos % 8) / 4); }
-__host__ __device__ constexpr int kpos_of(int w) { return 8 * ((w % 16) / 4) + w % 4 + 4 * (w / 16); }
-static_assert([] {
-  bool seen[32] = {};
-  for (int k = 0; k < 32; ++k) {
-    if (phys_key(k) < 0 || phys_key(k) >= 32 || seen[phys_key(k)] || kpos_of(phys_key(k)) != k) return false;
-    seen[phys_key(k)] = true;
-  }
-  // Lane group g = 1: bytes 0-3 are keys 4..7 of atom 0, bytes 4-7 keys 20..23 (atom 1's 4..7).
-  return phys_key(8) == 4 && phys_key(11) == 7 && phys_key(12) == 20 && phys_key(15) == 23;
-}(), "phys_key must be a permutation of 0..31 matching the S^T accumulator layout, kpos_of its inverse");
+// The lane maps of the instruction and the key renumbering (header, 2): platform/mfma_fp8_lanes.hpp.
+using mfma8::acc_row;
+using mfma8::lane_k0;
+using mfma8::lane_row;
 
 template <int kD_, int kBc_, int kNQ_>
 struct V09aTile {
@@ -155,7 +149,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   uint8_t* s_Vt = smem_raw + 2 * Tl::kKBytes;  // 2 x (d, kLdV)
 
   const int tid = threadIdx.x, wave = tid / kWarpSize, lane = tid % kWarpSize;
-  const int n = lane % 16, g = lane / 16;  // the lane's query column, its K group
+  const int n = lane_row(lane), k0 = lane_k0(lane);  // the lane's query (C column), its 8 K indices
   const int seqlen_q = static_cast<int>(a.seqlen_q), seqlen_k = static_cast<int>(a.seqlen_k);
   const int64_t b = blockIdx.x / a.heads_q, h = blockIdx.x % a.heads_q, hk = a.kv_head_of(h);
   const int i0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kBr;  // heavy query blocks first
@@ -196,7 +190,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
                 fnuz::from_ocp_halved_x4(k.w)};
       const uint32_t vw[4] = {fnuz::from_ocp_halved_x4(v.x), fnuz::from_ocp_halved_x4(v.y),
                               fnuz::from_ocp_halved_x4(v.z), fnuz::from_ocp_halved_x4(v.w)};
-      const int col = 32 * (r / 32) + kpos_of(r % 32);  // where key r goes in every V^T row
+      const int col = mfma8::vt_col(r);  // where key r goes in every V^T row (renumbered)
 #pragma unroll
       for (int x = 0; x < 16; ++x)  // d index 16 ch + x
         s_Vb[(16 * ch + x) * Tl::kLdV + col] = static_cast<uint8_t>(vw[x / 4] >> (8 * (x % 4)));
@@ -209,7 +203,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   const int wkb = wq0 < wq1 ? static_cast<int>(mask.key_begin(wq0)) : 0;
   const int wke = wq0 < wq1 ? static_cast<int>(mask.key_end(wq1 - 1)) : 0;
   int key_lo[kNQ], key_hi[kNQ];
-  long r_Q[kNQ][kD / 32];  // B of S^T = K Q^T: query n, d 32 kk + 8 g .. + 7 (FNUZ, halved)
+  long r_Q[kNQ][kD / 32];  // B of S^T = K Q^T: query n, d 32 kk + k0 .. + 7 (FNUZ, halved)
 #pragma unroll
   for (int q = 0; q < kNQ; ++q) {
     const int i = wq0 + 16 * q + n;
@@ -218,7 +212,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
 #pragma unroll
     for (int kk = 0; kk < kD / 32; ++kk) {
       uint2 w = {0, 0};
-      if (i < seqlen_q) w = *reinterpret_cast<const uint2*>(g_Q + i * q_stride + 32 * kk + 8 * g);  // HBM read: Q_i, once
+      if (i < seqlen_q) w = *reinterpret_cast<const uint2*>(g_Q + i * q_stride + 32 * kk + k0);  // HBM read: Q_i, once
       r_Q[q][kk] = fnuz_operand(w.x, w.y);
     }
   }
@@ -248,7 +242,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       const uint8_t* s_Kj = s_K + buf * Tl::kKBytes;
       const uint8_t* s_Vj = s_Vt + buf * Tl::kVBytes;
 
-      // S^T = K_j Q_i^T: atom t holds keys j0 + 16 t + 4 g + e of query n.
+      // S^T = K_j Q_i^T: atom t holds keys j0 + 16 t + acc_row(lane, e) of query n.
       f32x4 r_S[kNQ][kNS];
 #pragma unroll
       for (int q = 0; q < kNQ; ++q)
@@ -258,7 +252,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       for (int kk = 0; kk < kD / 32; ++kk)
 #pragma unroll
         for (int t = 0; t < kNS; ++t) {
-          const long k_op = *reinterpret_cast<const long*>(s_Kj + (16 * t + n) * Tl::kLdK + 32 * kk + 8 * g);
+          const long k_op = *reinterpret_cast<const long*>(s_Kj + (16 * t + n) * Tl::kLdK + 32 * kk + k0);
 #pragma unroll
           for (int q = 0; q < kNQ; ++q) r_S[q][t] = mfma_fp8(k_op, r_Q[q][kk], r_S[q][t]);
         }
@@ -272,7 +266,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
           for (int t = 0; t < kNS; ++t)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-              const int key = j0 + 16 * t + 4 * g + e;
+              const int key = j0 + 16 * t + acc_row(lane, e);
               if (key < key_lo[q] || key >= key_hi[q]) r_S[q][t][e] = -INFINITY;
             }
         }
@@ -302,21 +296,23 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
             r_S[q][t][e] = p;
             l_i[q] += p;  // the unrounded P~, as the reference's l
           }
-        // Group G: bytes 0-3 from atom 2G (keys 4g + e), 4-7 from atom 2G + 1 (keys 16 + 4g + e).
+        // Group G: byte j from atom p_atom(G, j), element p_elem(j) (bytes 0-3: atom 2G, 4-7: 2G + 1).
 #pragma unroll
         for (int G = 0; G < kBc / 32; ++G) {
-          const f32x4 p0 = r_S[q][2 * G], p1 = r_S[q][2 * G + 1];
-          r_P[q][G] = static_cast<long>((uint64_t{pack_p_halved(p1[0], p1[1], p1[2], p1[3])} << 32) |
-                                        pack_p_halved(p0[0], p0[1], p0[2], p0[3]));
+          float x[8];
+#pragma unroll
+          for (int jb = 0; jb < 8; ++jb) x[jb] = r_S[q][mfma8::p_atom(G, jb)][mfma8::p_elem(jb)];
+          r_P[q][G] = static_cast<long>((uint64_t{pack_p_halved(x[4], x[5], x[6], x[7])} << 32) |
+                                        pack_p_halved(x[0], x[1], x[2], x[3]));
         }
       }
 
-      // O^T += V_j^T P^T: atom t holds d = 16 t + 4 g + e of query n.
+      // O^T += V_j^T P^T: atom t holds d = 16 t + acc_row(lane, e) of query n.
 #pragma unroll
       for (int t = 0; t < kNO; ++t)
 #pragma unroll
         for (int G = 0; G < kBc / 32; ++G) {
-          const long v_op = *reinterpret_cast<const long*>(s_Vj + (16 * t + n) * Tl::kLdV + 32 * G + 8 * g);
+          const long v_op = *reinterpret_cast<const long*>(s_Vj + (16 * t + n) * Tl::kLdV + 32 * G + k0);
 #pragma unroll
           for (int q = 0; q < kNQ; ++q) r_O[q][t] = mfma_fp8(v_op, r_P[q][G], r_O[q][t]);
         }
@@ -337,10 +333,10 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
 #pragma unroll
     for (int t = 0; t < kNO; ++t) {  // HBM write: O_i, once (4 consecutive d per lane and atom)
       const f32x4 o = r_O[q][t];
-      *reinterpret_cast<uint2*>(g_O + i * q_stride + 16 * t + 4 * g) =
+      *reinterpret_cast<uint2*>(g_O + i * q_stride + 16 * t + acc_row(lane, 0)) =
           uint2{frag::pack2<T>(o[0] * f, o[1] * f), frag::pack2<T>(o[2] * f, o[3] * f)};
     }
-    if (g == 0) fwd::store_lse<false>(nullptr, g_LSE, a, b, h, i, fwd::row_lse(m_i[q], l, s_factor));
+    if (lane < 16) fwd::store_lse<false>(nullptr, g_LSE, a, b, h, i, fwd::row_lse(m_i[q], l, s_factor));
   }
 #else
   (void)a, (void)g_Q_all, (void)g_K_all, (void)g_V_all, (void)g_O_all, (void)g_LSE, (void)fs;

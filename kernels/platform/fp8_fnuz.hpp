@@ -12,7 +12,8 @@
 //   OCP code c, finite, c != 0x80:  fnuz(c) = ocp(c) / 2       exact, no saturation (448 -> 224)
 //   OCP -0 (0x80):                  -> 0x00 (+0)               (0x80 is FNUZ's NaN)
 //   OCP NaN (0x7F, 0xFF):           -> 0x80 (FNUZ's NaN)        (0x7F would read as 240)
-// so every finite input arrives exactly, halved; the kernel multiplies the two descales of a product
+// (normal codes stay normal and subnormal ones subnormal: the bits are the same), so every finite
+// input arrives exactly, halved; the kernel multiplies the two descales of a product
 // by 2 each (S = Q K^T needs x4, O = P V needs x4 with P halved too, below). The value-preserving
 // alternative (OCP value -> the same FNUZ value) is exact only up to 240: the 7 largest OCP
 // magnitudes (256, 288, ..., 448) would saturate to 240; it is not used.

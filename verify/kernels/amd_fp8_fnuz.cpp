@@ -7,16 +7,23 @@
 //   - the P rounding claim: rounding P~ / 2 to nearest-even FNUZ is exactly half of rounding P~ to
 //     OCP e4m3 (ioattn/fp8.hpp, what the reference does) for |P~| <= 464, at every OCP value, every
 //     midpoint between neighbours and the floats either side of it; and where it stops holding.
-// Host only (no GPU, no hipcc): the kernel's conversion is this header's constexpr code.
+// And the lane placements of kernels/platform/mfma_fp8_lanes.hpp (which key, query, d index each
+// lane of v09a's MFMAs reads or holds): the 16x16x32 instruction emulated on the host from the ISA's
+// operand maps, written here independently, fed as the kernel feeds it, gives S = Q K^T in S^T's
+// accumulators and O = P V in O^T's (exact small integers, d 64 and 128, Bc 64 and 32).
+// Host only (no GPU, no hipcc): the kernel's conversion and indices are these headers' constexpr code.
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <set>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "ioattn/fp8.hpp"
 #include "kernels/platform/fp8_fnuz.hpp"
+#include "kernels/platform/mfma_fp8_lanes.hpp"
 
 using namespace ioattn;
 namespace fnuz = ioattn::kernels::fnuz;
@@ -136,4 +143,97 @@ TEST(AmdFp8Fnuz, HalvedPRoundsAsTheReference) {
   // the kernels: P~ <= 2^8).
   EXPECT_EQ(fnuz::decode(fnuz_round_brute(470.0f / 2)), 240.0f);
   EXPECT_EQ(fp8_round(470.0f, Fp8Format::e4m3), 448.0f);
+}
+
+namespace {
+
+// v_mfma_f32_16x16x32_fp8_fp8 from the CDNA3 ISA's maps (not from mfma_fp8_lanes.hpp): lane l, byte
+// e of A is A(l % 16, 8 (l / 16) + e), of B is B(8 (l / 16) + e, l % 16); C element e of lane l is
+// C(4 (l / 16) + e, l % 16); C += A B over k = 0..31.
+using Operand = std::array<std::array<double, 8>, 64>;
+using Acc = std::array<std::array<double, 4>, 64>;
+void mfma_emulated(const Operand& a, const Operand& b, Acc& c) {
+  double A[16][32], B[32][16];
+  for (int l = 0; l < 64; ++l)
+    for (int e = 0; e < 8; ++e) {
+      A[l % 16][8 * (l / 16) + e] = a[l][e];
+      B[8 * (l / 16) + e][l % 16] = b[l][e];
+    }
+  for (int l = 0; l < 64; ++l)
+    for (int e = 0; e < 4; ++e) {
+      double sum = 0;
+      for (int k = 0; k < 32; ++k) sum += A[4 * (l / 16) + e][k] * B[k][l % 16];
+      c[l][e] += sum;
+    }
+}
+
+// One 16-query atom against one tile of bc keys at head dim d, placed as v09a places them.
+void check_tile(int d, int bc, uint32_t seed) {
+  using namespace ioattn::kernels::mfma8;
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> small(-3, 3);
+  std::vector<std::vector<double>> Q(16, std::vector<double>(d)), K(bc, std::vector<double>(d)),
+      V(bc, std::vector<double>(d));
+  for (auto* m : {&Q, &K, &V})
+    for (auto& row : *m)
+      for (double& x : row) x = small(rng);
+  // The kernel's B operand of S^T: query lane_row, d 32 kk + lane_k0 + e (its Q registers).
+  std::vector<Operand> q_op(d / 32);
+  for (int kk = 0; kk < d / 32; ++kk)
+    for (int l = 0; l < 64; ++l)
+      for (int e = 0; e < 8; ++e) q_op[kk][l][e] = Q[lane_row(l)][32 * kk + lane_k0(l) + e];
+  // S^T = K Q^T: A = K rows 16 t + lane_row (the LDS tile is K row-major).
+  std::vector<Acc> s_acc(bc / 16);
+  for (int t = 0; t < bc / 16; ++t) {
+    s_acc[t] = {};
+    for (int kk = 0; kk < d / 32; ++kk) {
+      Operand k_op;
+      for (int l = 0; l < 64; ++l)
+        for (int e = 0; e < 8; ++e) k_op[l][e] = K[16 * t + lane_row(l)][32 * kk + lane_k0(l) + e];
+      mfma_emulated(k_op, q_op[kk], s_acc[t]);
+    }
+  }
+  auto S = [&](int i, int key) {
+    double sum = 0;
+    for (int x = 0; x < d; ++x) sum += Q[i][x] * K[key][x];
+    return sum;
+  };
+  for (int t = 0; t < bc / 16; ++t)
+    for (int l = 0; l < 64; ++l)
+      for (int e = 0; e < 4; ++e)  // the key the kernel masks this element by: 16 t + acc_row
+        ASSERT_EQ(s_acc[t][l][e], S(lane_row(l), 16 * t + acc_row(l, e))) << "d " << d << " t " << t << " lane " << l;
+  // P = S (any values do: this checks where they go). P^T's B operand packed from the lane's own
+  // accumulators; V^T written to LDS at vt_col; O^T = V^T P^T.
+  std::vector<Operand> p_op(bc / 32);
+  for (int G = 0; G < bc / 32; ++G)
+    for (int l = 0; l < 64; ++l)
+      for (int j = 0; j < 8; ++j) p_op[G][l][j] = s_acc[p_atom(G, j)][l][p_elem(j)];
+  std::vector<std::vector<double>> Vt(d, std::vector<double>(bc, NAN));
+  for (int r = 0; r < bc; ++r)
+    for (int x = 0; x < d; ++x) Vt[x][vt_col(r)] = V[r][x];
+  for (int t = 0; t < d / 16; ++t) {
+    Acc o_acc{};
+    for (int G = 0; G < bc / 32; ++G) {
+      Operand v_op;
+      for (int l = 0; l < 64; ++l)
+        for (int e = 0; e < 8; ++e) v_op[l][e] = Vt[16 * t + lane_row(l)][32 * G + lane_k0(l) + e];
+      mfma_emulated(v_op, p_op[G], o_acc);
+    }
+    for (int l = 0; l < 64; ++l)
+      for (int e = 0; e < 4; ++e) {
+        double want = 0;
+        for (int key = 0; key < bc; ++key) want += S(lane_row(l), key) * V[key][16 * t + acc_row(l, e)];
+        // The kernel stores element e at d = 16 t + acc_row(lane, 0) + e (4 consecutive values).
+        ASSERT_EQ(acc_row(l, e), acc_row(l, 0) + e);
+        ASSERT_EQ(o_acc[l][e], want) << "d " << d << " O^T atom " << t << " lane " << l << " element " << e;
+      }
+  }
+}
+
+}  // namespace
+
+TEST(AmdFp8Lanes, TransposedProductsComposeToAttention) {
+  check_tile(64, 64, 1);
+  check_tile(128, 64, 2);
+  check_tile(256, 32, 3);
 }
