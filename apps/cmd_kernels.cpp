@@ -53,6 +53,7 @@ struct RunFlags {
   bool json = false;
   bool profile = false;
   double logit_std = 1.0;  // of the generated inputs (reference make_inputs), forward runs
+  std::string fp8_baseline = "fp32";  // FP8 --check: the baseline's accumulation (ref::Fp8Accumulation)
 };
 
 template <class Ladder>
@@ -167,6 +168,10 @@ void check_run_flags(const RunFlags& f) {
   if (!(f.logit_std > 0.0 && std::isfinite(f.logit_std)))
     throw UsageError(fmt::format("--logit-std must be a finite positive number (got {})", f.logit_std));
   if (f.backward && f.logit_std != 1.0) throw UsageError("--logit-std is taken by forward runs only");
+  if (!ref::Fp8Accumulation::parse(f.fp8_baseline))
+    throw UsageError(fmt::format("--fp8-baseline must be fp32, mma, mma:fast or mma:N with N >= 1 (got {})", f.fp8_baseline));
+  if (f.fp8_baseline != "fp32" && (f.backward || !f.check))
+    throw UsageError("--fp8-baseline is taken by forward runs with --check only");
   check_options(f.opt);
 }
 
@@ -260,6 +265,9 @@ int run_kernel(const RunFlags& f) {
   const kernels::KernelInfo* k = &forward_named(f.kernel);
   const AttnProblem p = f.problem.problem();
   if (auto e = k->supports(p, f.opt)) throw UsageError(*e);  // names the variant and the constraint
+  const ref::Fp8Accumulation acc = *ref::Fp8Accumulation::parse(f.fp8_baseline);  // check_run_flags parsed it
+  if (acc.tensor_core && !is_fp8(p.dtype))
+    throw UsageError(fmt::format("--fp8-baseline {}: the problem is not FP8 (dtype {})", f.fp8_baseline, dtype_name(p.dtype)));
   if (auto e = kernels::gpu_unavailable()) throw UsageError(*e);
   kernels::LaunchConfig cfg;  // what the launch below uses (same code path)
   if (auto e = k->config(p, f.opt, cfg)) throw UsageError(fmt::format("{}: {}", k->name, *e));
@@ -284,8 +292,11 @@ int run_kernel(const RunFlags& f) {
   if ((st = dev->time(f.warmup, f.iters, t))) throw UsageError(fmt::format("{}: {}", k->name, *st));
   const double flops = conventional_flops(p, Pass::fwd);
 
-  std::optional<kernels::CheckResult> chk;
-  if (f.check) chk = kernels::check_outputs(p, kernels::expected_outputs(p, in), out);
+  // FP8 with --fp8-baseline mma...: the rule's baseline accumulates as the FP8 tensor core does
+  // (reference/fp8_mma_model.hpp); the fp32-accumulated baseline's verdict is reported beside it.
+  std::optional<kernels::CheckResult> chk, chk_fp32;
+  if (f.check) chk = kernels::check_outputs(p, kernels::expected_outputs(p, in, acc), out);
+  if (f.check && acc.tensor_core) chk_fp32 = kernels::check_outputs(p, kernels::expected_outputs(p, in), out);
 
   const std::string shape = shape_of(p);
   if (f.json) {
@@ -303,6 +314,12 @@ int run_kernel(const RunFlags& f) {
       j["o_bound"] = chk->o.bound;
       j["lse_max_err"] = chk->lse.out.max_err;
       j["lse_bound"] = chk->lse.bound;
+      j["fp8_baseline"] = acc.name();
+    }
+    if (chk_fp32) {
+      j["fp32_check_pass"] = chk_fp32->pass();
+      j["fp32_o_bound"] = chk_fp32->o.bound;
+      j["fp32_lse_bound"] = chk_fp32->lse.bound;
     }
     fmt::print("{}\n", j.dump());
   } else {
@@ -311,7 +328,10 @@ int run_kernel(const RunFlags& f) {
     fmt::print("{}\n", timing_line("time   ", t, flops));
     fmt::print("memory  {:.1f} MiB on the device (inputs, outputs, workspace)\n",
                static_cast<double>(dev->device_bytes()) / (1 << 20));
-    if (chk) fmt::print("{}\n", chk->describe(fmt::format("check {}", k->name), f.problem.seed));
+    if (chk)
+      fmt::print("{}\n", chk->describe(fmt::format("check {}{}", k->name, acc.tensor_core ? " [baseline " + acc.name() + "]" : ""),
+                                       f.problem.seed));
+    if (chk_fp32) fmt::print("{}\n", chk_fp32->describe(fmt::format("check {} [baseline fp32]", k->name), f.problem.seed));
   }
   return chk && !chk->pass() ? 1 : 0;
 }
@@ -361,6 +381,10 @@ void add_kernel_commands(CLI::App& root, Commands& out) {
   run->add_option("--splits", flags->opt.splits, "key splits (split-KV forward variants; 0 = default)");
   run->add_option("--logit-std", flags->logit_std,
                   "standard deviation of the generated logits (forward runs; FP8: larger codes)")
+      ->capture_default_str();
+  run->add_option("--fp8-baseline", flags->fp8_baseline,
+                  "FP8 --check: the baseline's accumulation: fp32 (exact fp32), or the FP8 tensor-core model "
+                  "mma (S promoted per k32 instruction, v09's default), mma:fast (never), mma:N (every N)")
       ->capture_default_str();
   run->add_flag("--json", flags->json, "print one JSON object instead of text");
   run->add_flag("--profile", flags->profile,

@@ -9,6 +9,11 @@ Expected expected_outputs(const AttnProblem& p, const ref::Inputs& in) {
   return {ref::forward_f64(p, in), ref::forward_naive(p, in)};
 }
 
+Expected expected_outputs(const AttnProblem& p, const ref::Inputs& in, const ref::Fp8Accumulation& acc) {
+  if (!acc.tensor_core || !is_fp8(p.dtype)) return expected_outputs(p, in);
+  return {ref::forward_f64(p, in), ref::forward_naive_fp8(p, in, acc)};
+}
+
 CheckResult check_outputs(const AttnProblem& p, const Expected& want, const HostOutputs& got) {
   CheckResult r;
   r.o = check_error_rule(std::span<const float>(got.o), std::span<const double>(want.truth.o),

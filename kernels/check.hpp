@@ -30,6 +30,8 @@ struct Expected {
 };
 
 Expected expected_outputs(const AttnProblem& p, const ref::Inputs& in);
+// FP8 problems: the baseline accumulates as `acc` says (ref::forward_naive_fp8; fp32 = the above).
+Expected expected_outputs(const AttnProblem& p, const ref::Inputs& in, const ref::Fp8Accumulation& acc);
 CheckResult check_outputs(const AttnProblem& p, const Expected& want, const HostOutputs& got);
 
 }  // namespace ioattn::kernels

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "ioattn/problem.hpp"
+#include "fp8_mma_model.hpp"
 #include "round.hpp"
 
 namespace ioattn::ref {
@@ -115,6 +116,12 @@ AttnProblem sequence_problem(const AttnProblem& p, int64_t b);
 Forward64 forward_f64(const AttnProblem& p, const Inputs& in);
 Forward64 forward_f64(const AttnProblem& p, const Inputs64& in);
 Forward forward_naive(const AttnProblem& p, const Inputs& in);
+// FP8 problems: the same-precision baseline with the chosen accumulation of Q K^T and P V.
+// acc.tensor_core = false is forward_naive (exact fp32 accumulation); true accumulates through the
+// published bit-accurate model of Hopper's FP8 tensor core (fp8_mma_model.hpp) in v09_fp8_wgmma's
+// instruction order, S promoted every acc.s_promote k32 instructions (0: never), O never promoted
+// (naive_fp8_mma.cpp). Refuses a non-FP8 problem with one line (when acc.tensor_core).
+Forward forward_naive_fp8(const AttnProblem& p, const Inputs& in, const Fp8Accumulation& acc);
 
 // Gradients of L = sum(dO o O) with respect to Q, K, V (in.d_o must be set).
 Grads64 backward_f64(const AttnProblem& p, const Inputs& in);
