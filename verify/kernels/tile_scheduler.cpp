@@ -1,0 +1,164 @@
+// verify/kernels/tile_scheduler.cpp: the persistent grid's work-tile order (kernels/tile_scheduler.hpp)
+// on the CPU: every (b, h, query block) visited exactly once by the round robin over the CTAs, for odd
+// shapes, GQA/MQA, masked or not, any grid size; the masked order heavy first (non-increasing key
+// tiles) where the header says it is exact, and the round robin's balance bound; the unmasked order
+// head major with each GQA group's tiles consecutive; the order names known to the simulator.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ioattn/mask.hpp"
+#include "kernels/tile_scheduler.hpp"
+#include "simulator/simulator.hpp"
+
+namespace ioattn::kernels {
+namespace {
+
+struct Shape {
+  int64_t batch, heads_q, heads_kv, seqlen_q, seqlen_k;
+  bool causal;
+  int64_t window_left, window_right;
+  std::string what() const {
+    return "B " + std::to_string(batch) + " Hq " + std::to_string(heads_q) + " Hkv " + std::to_string(heads_kv) +
+           " Nq " + std::to_string(seqlen_q) + " Nk " + std::to_string(seqlen_k) + (causal ? " causal" : "") +
+           " window " + std::to_string(window_left) + "," + std::to_string(window_right);
+  }
+  MaskSpec mask() const { return {seqlen_q, seqlen_k, causal, window_left, window_right}; }
+};
+
+const Shape kShapes[] = {
+    {1, 1, 1, 1, 1, false, -1, -1},          {1, 1, 1, 1, 1, true, -1, -1},
+    {3, 8, 2, 17, 113, false, -1, -1},       {3, 8, 2, 17, 113, true, -1, -1},
+    {2, 6, 1, 1013, 1013, true, -1, -1},     {2, 6, 1, 1013, 203, true, -1, -1},  // Nq > Nk: masked rows
+    {1, 16, 16, 777, 2203, true, -1, -1},    {5, 4, 4, 1000, 1000, false, 64, 0},
+    {2, 8, 2, 1000, 1000, false, 37, 5},     {16, 16, 16, 1024, 1024, true, -1, -1},
+    {4, 32, 8, 4096, 4096, false, -1, -1},   {2, 12, 3, 4097, 4097, false, -1, 300},
+};
+constexpr int kBrs[] = {128, 192};
+constexpr int kBcs[] = {64, 128, 192};
+
+int64_t cost(const TileScheduler& s, const Shape& sh, int br, int bc, int64_t t) {
+  const WorkTile w = s.tile(static_cast<int>(t));
+  const int64_t i0 = int64_t{w.q} * br, i1 = std::min<int64_t>(i0 + br, sh.seqlen_q);
+  return key_tiles(sh.mask(), i0, i1, bc).count();
+}
+
+TEST(TileScheduler, EveryTileOnceForAnyGrid) {
+  for (const Shape& sh : kShapes)
+    for (int br : kBrs) {
+      const TileScheduler s = make_tile_scheduler(sh.batch, sh.heads_q, sh.seqlen_q, br, sh.mask());
+      ASSERT_EQ(s.q_blocks, (sh.seqlen_q + br - 1) / br) << sh.what();
+      ASSERT_EQ(s.heavy_first, sh.mask().is_masked()) << sh.what();
+      for (int64_t sms : {1, 7, 132, 100000}) {
+        const int64_t grid = persistent_ctas(s.tiles(), sms);
+        ASSERT_EQ(grid, std::max<int64_t>(1, std::min(s.tiles(), sms)));
+        std::vector<int> seen(static_cast<size_t>(s.tiles()), 0);
+        for (int64_t cta = 0; cta < grid; ++cta)
+          for (int64_t t = cta; t < s.tiles(); t += grid) {  // the kernel's loop
+            const WorkTile w = s.tile(static_cast<int>(t));
+            ASSERT_TRUE(w.b >= 0 && w.b < sh.batch && w.h >= 0 && w.h < sh.heads_q && w.q >= 0 &&
+                        w.q < s.q_blocks)
+                << sh.what() << " t " << t;
+            ++seen[static_cast<size_t>((int64_t{w.b} * sh.heads_q + w.h) * s.q_blocks + w.q)];
+          }
+        for (size_t x = 0; x < seen.size(); ++x)
+          ASSERT_EQ(seen[x], 1) << sh.what() << " br " << br << " grid " << grid << " tile " << x;
+      }
+    }
+}
+
+// Causal (no left window): key tiles never increase along the order, and the round robin gives CTA 0
+// the most work, at most one tile's cost more than any other CTA.
+TEST(TileScheduler, CausalIsLongestFirstAndBalanced) {
+  int checked = 0;
+  for (const Shape& sh : kShapes) {
+    if (!sh.mask().is_masked() || sh.window_left >= 0) continue;
+    for (int br : kBrs)
+      for (int bc : kBcs) {
+        const TileScheduler s = make_tile_scheduler(sh.batch, sh.heads_q, sh.seqlen_q, br, sh.mask());
+        ASSERT_TRUE(s.heavy_first);
+        int64_t max_cost = 0;
+        for (int64_t t = 0; t < s.tiles(); ++t) {
+          const int64_t c = cost(s, sh, br, bc, t);
+          max_cost = std::max(max_cost, c);
+          if (t > 0) {
+            ASSERT_GE(cost(s, sh, br, bc, t - 1), c) << sh.what() << " br " << br << " bc " << bc << " t " << t;
+          }
+        }
+        for (int64_t grid : {7, 132}) {
+          std::vector<int64_t> work(static_cast<size_t>(grid), 0);
+          for (int64_t t = 0; t < s.tiles(); ++t) work[static_cast<size_t>(t % grid)] += cost(s, sh, br, bc, t);
+          const int64_t hi = *std::max_element(work.begin(), work.end());
+          const int64_t lo = *std::min_element(work.begin(), work.end());
+          ASSERT_EQ(hi, work[0]) << sh.what();
+          ASSERT_LE(hi - lo, max_cost) << sh.what() << " br " << br << " bc " << bc << " grid " << grid;
+        }
+        ++checked;
+      }
+  }
+  EXPECT_GE(checked, 30);  // the causal shapes above, every tile
+}
+
+// A causal problem's cost really varies (the LPT check above is not vacuous), and the reversed order
+// is what makes it non-increasing: the same blocks in index order would increase.
+TEST(TileScheduler, CausalCostsDiffer) {
+  const Shape sh{2, 6, 1, 1013, 1013, true, -1, -1};
+  const TileScheduler s = make_tile_scheduler(sh.batch, sh.heads_q, sh.seqlen_q, 128, sh.mask());
+  EXPECT_GT(cost(s, sh, 128, 128, 0), cost(s, sh, 128, 128, s.tiles() - 1));
+  EXPECT_EQ(s.tile(0).q, s.q_blocks - 1);  // the last (heaviest) query block first
+}
+
+// Unmasked: head major; every tile of one (b, h_kv) lies in one contiguous run of the order
+// (its group's query heads, each with all its query blocks), and costs are all equal.
+TEST(TileScheduler, UnmaskedIsHeadMajorByKvHead) {
+  for (const Shape& sh : kShapes) {
+    if (sh.mask().is_masked()) continue;
+    const int64_t group = sh.heads_q / sh.heads_kv;
+    const TileScheduler s = make_tile_scheduler(sh.batch, sh.heads_q, sh.seqlen_q, 128, sh.mask());
+    ASSERT_FALSE(s.heavy_first);
+    std::vector<int64_t> first(static_cast<size_t>(sh.batch * sh.heads_kv), -1), last = first, count = first;
+    for (int64_t t = 0; t < s.tiles(); ++t) {
+      const WorkTile w = s.tile(static_cast<int>(t));
+      const size_t kv = static_cast<size_t>(w.b * sh.heads_kv + w.h / group);
+      if (first[kv] < 0) first[kv] = t, count[kv] = 0;
+      last[kv] = t;
+      ++count[kv];
+      ASSERT_EQ(w.q, t % s.q_blocks) << sh.what();
+      ASSERT_EQ(cost(s, sh, 128, 128, t), cost(s, sh, 128, 128, 0)) << sh.what();
+    }
+    for (size_t kv = 0; kv < first.size(); ++kv)
+      ASSERT_EQ(last[kv] - first[kv] + 1, count[kv]) << sh.what() << " kv head " << kv << " not contiguous";
+  }
+}
+
+// Masked: within one query block the query heads of a GQA group are consecutive.
+TEST(TileScheduler, MaskedKeepsGqaGroupsTogether) {
+  const Shape sh{3, 8, 2, 17, 113, true, -1, -1};
+  const TileScheduler s = make_tile_scheduler(sh.batch, sh.heads_q, sh.seqlen_q, 128, sh.mask());
+  const int64_t group = sh.heads_q / sh.heads_kv;
+  for (int64_t t = 0; t + 1 < s.tiles(); ++t) {
+    const WorkTile a = s.tile(static_cast<int>(t)), b = s.tile(static_cast<int>(t + 1));
+    if (a.q != b.q) continue;
+    if (a.b != b.b || a.h / group != b.h / group) {
+      ASSERT_EQ(b.h % group, 0) << t;  // a new group starts at its first query head
+    } else {
+      ASSERT_EQ(b.h, a.h + 1) << t;
+    }
+  }
+}
+
+// The names the launch reports (LaunchConfig::grid_order) are ones the simulator parses, to the
+// non-persistent order with the same waves.
+TEST(TileScheduler, GridOrderNamesKnownToTheSimulator) {
+  const TileScheduler masked{1, 1, 1, true}, unmasked{1, 1, 1, false};
+  EXPECT_EQ(sim::parse_grid_order(masked.grid_order()), sim::GridOrder::qblock_major_rev);
+  EXPECT_EQ(sim::parse_grid_order(unmasked.grid_order()), sim::GridOrder::bh_major);
+  EXPECT_FALSE(sim::parse_grid_order("persistent_"));
+  EXPECT_FALSE(sim::parse_grid_order("persistent_nonsense"));
+}
+
+}  // namespace
+}  // namespace ioattn::kernels
