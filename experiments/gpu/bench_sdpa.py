@@ -43,7 +43,8 @@ tuning is timed and peak_extra_mib does not see the tuner's buffers.
 FP8 (--dtypes fp8_e4m3, alone or beside bf16/fp16): at each (d, N) the bf16 inputs of that
 config (the same seed, so the same values as its bf16 rows) are quantized to e4m3 with per-tensor
 descales (ioattn.quantize_fp8: descale = amax / 448) and FP8_VARIANT (v09_fp8_wgmma, bf16 out)
-runs on the codes, beside ioattn's best bf16 forward on the bf16 inputs (FP8_BF16_BEST: v08, else
+runs on the codes (and FP8_WS_VARIANTS, v10_fp8_warpspec, where registered: rows of their own,
+a line of their own under fp8_table()'s row), beside ioattn's best bf16 forward on the bf16 inputs (FP8_BF16_BEST: v08, else
 v06 where v08 is not registered or refuses) and SDPA cuDNN bf16; an SDPA FP8 backend only if this
 PyTorch has one: a tiny float8_e4m3fn SDPA call per backend (flash, cuDNN), in try/except, at the
 start of the run, recorded in the context (`sdpa_fp8`, each backend's 'ok' or its error); a backend
@@ -126,6 +127,7 @@ CONFIG_COLS = ["br", "bc", "stages", "threads", "smem_bytes", "ctas_per_sm", "gr
 DTYPE_NAMES = ("bf16", "fp16")
 FP8_NAME = "fp8_e4m3"  # --dtypes fp8_e4m3: the FP8 configs (module docstring)
 FP8_VARIANT = "v09_fp8_wgmma"
+FP8_WS_VARIANTS = ("v10_fp8_warpspec",)  # FP8 forwards timed beside FP8_VARIANT where registered (same codes)
 FP8_BF16_BEST = ("v08_fa3_warpspec", "v06_fa2_wgmma")  # the best bf16 ioattn forward, then its fallback
 FP8_SLICE_HEADS = 2  # the error slice: batch 0, the first 2 query heads, all rows
 FP8_COLS = ["slice_max_abs_err", "slice_rel_l2_err", "slice_max_abs_err_dequant", "error_slice", "fp8_descales"]
@@ -346,7 +348,8 @@ def main(argv=None):
         for p in points:
             impls = sorted(p.only) if p.only else peers + [f"ioattn:{v}" for v in variants.split(",")]
             if p.dname == FP8_NAME:
-                impls = [f"ioattn:{FP8_VARIANT} (fp8)", f"ioattn:{FP8_BF16_BEST[0]} or {FP8_BF16_BEST[1]} (bf16)",
+                impls = [f"ioattn:{FP8_VARIANT} (fp8)", *[f"ioattn:{v} (fp8, where registered)" for v in FP8_WS_VARIANTS],
+                         f"ioattn:{FP8_BF16_BEST[0]} or {FP8_BF16_BEST[1]} (bf16)",
                          "sdpa:cudnn (bf16)", "sdpa FP8 backends the probe finds"]
             print(f"{p.label()} causal 0,1 passes {','.join(passes)}: {' '.join(impls)}")
         print(f"{len(points)} configs x 2 causal x {args.samples} samples")
@@ -782,6 +785,7 @@ def bench_fp8_config(args, sample, p, flush, free0):
         best = fp8_best_bf16(b, h, hkv, n, d, causal)
         impls = [("ioattn:" + FP8_VARIANT, None, FP8_NAME), ("ioattn:" + best, None, "bf16"),
                  ("sdpa:cudnn", SDPA["sdpa:cudnn"], "bf16")]
+        impls += [("ioattn:" + v, None, FP8_NAME) for v in FP8_WS_VARIANTS if v in ioattn.kernels()]
         impls += [(x + "_fp8", SDPA[x], FP8_NAME) for x in fp8_backends]
         for impl, backend, dname in impls:
             fp8_row = dname == FP8_NAME
@@ -810,7 +814,8 @@ def fp8_table(rows):
             continue
         key = (int(r["head_dim"]), int(r["causal"]), int(r["seqlen"]))
         kind = ("fp8" if r["impl"] == "ioattn:" + FP8_VARIANT else "cudnn" if r["impl"] == "sdpa:cudnn"
-                else "bf16" if r["impl"].startswith("ioattn:") else None)
+                else "fp8ws:" + r["impl"] if r["impl"] in ["ioattn:" + v for v in FP8_WS_VARIANTS]
+                else "bf16" if r["impl"].startswith("ioattn:") and r.get("dtype") != FP8_NAME else None)
         if kind:
             e = by.setdefault(key, {}).setdefault(kind, {"tf": [], "err": [], "name": r["impl"]})
             e["tf"].append(float(r["tflops"]))
@@ -834,6 +839,13 @@ def fp8_table(rows):
         lines.append(f"{key[0]:>4} {key[1]:>6} {key[2]:>6} {f(tf['fp8'], '9.1f')} {f(tf['bf16'], '9.1f')} "
                      f"{f(tf['cudnn'], '10.1f')} {f(rb, '7.2f')} {f(rc, '7.2f')} {f(er['fp8'], '9.2e')} "
                      f"{f(er['bf16'], '9.2e')} {f(er['cudnn'], '9.2e')}  {e.get('bf16', {}).get('name', '-')}")
+        for k in sorted(x for x in e if x.startswith("fp8ws:")):  # FP8_WS_VARIANTS: one line each, below
+            t = mean(e[k]["tf"])
+            lines.append(f"{'':>18} {f(t, '9.1f')} TF/s {k.split(':', 2)[2]}: x bf16 "
+                         f"{f(t / tf['bf16'] if t and tf['bf16'] else None, '.2f')}, x {FP8_VARIANT} "
+                         f"{f(t / tf['fp8'] if t and tf['fp8'] else None, '.2f')}, x cuDNN "
+                         f"{f(t / tf['cudnn'] if t and tf['cudnn'] else None, '.2f')}, err "
+                         f"{f(max(e[k]['err']) if e[k]['err'] else None, '.2e')}")
     return lines
 
 
