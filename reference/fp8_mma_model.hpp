@@ -46,6 +46,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -67,6 +68,11 @@ constexpr int fp8_min_exp(Fp8Format f) { return 1 - fp8_traits(f).bias; }
 
 // The exponent the adder aligns x (nonzero, finite) by: floor(log2|x|), at least min_exp.
 inline int mma_exponent(double x, int min_exp) { return std::max(std::ilogb(x), min_exp); }
+// The same for a float that is a normal fp32 number (every FP8 value is), from its exponent bits.
+inline int mma_exponent(float x, int min_exp) {
+  const int field = static_cast<int>((std::bit_cast<uint32_t>(x) >> 23) & 0xffu);
+  return field == 0 ? mma_exponent(double{x}, min_exp) : std::max(field - 127, min_exp);
+}
 
 // x truncated toward zero to a multiple of 2^q_exp (exact in double for the magnitudes used here).
 inline double mma_truncate(double x, int q_exp) { return std::ldexp(std::trunc(std::ldexp(x, -q_exp)), q_exp); }
@@ -85,15 +91,17 @@ inline float fp8_mma_step(std::span<const float> a, std::span<const float> b, st
                           Fp8Format fa = Fp8Format::e4m3, Fp8Format fb = Fp8Format::e4m3) {
   const size_t n = std::min(a.size(), b.size());
   int e_max = INT_MIN;
+  const int min_a = fp8_min_exp(fa), min_b = fp8_min_exp(fb);
   for (size_t i = 0; i < n; ++i)
-    if (a[i] != 0.0f && b[i] != 0.0f)
-      e_max = std::max(e_max, mma_exponent(a[i], fp8_min_exp(fa)) + mma_exponent(b[i], fp8_min_exp(fb)));
+    if (a[i] != 0.0f && b[i] != 0.0f) e_max = std::max(e_max, mma_exponent(a[i], min_a) + mma_exponent(b[i], min_b));
   const bool has_c = c.has_value() && *c != 0.0f;
-  if (has_c) e_max = std::max(e_max, mma_exponent(*c, kFp32MinExp));
+  if (has_c) e_max = std::max(e_max, mma_exponent(double{*c}, kFp32MinExp));
   if (e_max == INT_MIN) return 0.0f;  // only zeros
-  const int q_exp = e_max - kFp8MmaFracBits;
-  double s = has_c ? mma_truncate(*c, q_exp) : 0.0;
-  for (size_t i = 0; i < n; ++i) s += mma_truncate(double{a[i]} * double{b[i]}, q_exp);  // exact product
+  // Alignment quantum q = 2^(E - 13); x / q and its multiple are exact (powers of two, no under- or
+  // overflow for these magnitudes): the same as mma_truncate(x, E - 13), without two ldexp per term.
+  const double q = std::ldexp(1.0, e_max - kFp8MmaFracBits), inv_q = std::ldexp(1.0, kFp8MmaFracBits - e_max);
+  double s = has_c ? std::trunc(double{*c} * inv_q) * q : 0.0;
+  for (size_t i = 0; i < n; ++i) s += std::trunc(double{a[i]} * double{b[i]} * inv_q) * q;  // exact product
   return mma_normalize(s);
 }
 

@@ -15,8 +15,8 @@
 // What the baseline still does not copy from the kernel: the online softmax's running (lazily moved)
 // maximum and O's rescaling by exp(m_old - m_new) between key tiles, and exp2 with a log2(e) factor
 // in place of exp; they are the algorithm, not the precision.
-// Cost: O(Nq Nk d) scalar steps with an exponent and a truncation per product, about 10x slower
-// than forward_naive; meant for the problems a GPU check compares (N in the hundreds or thousands).
+// Cost: O(Nq Nk d) scalar steps with an exponent and a truncation per product, about 15x slower
+// than forward_naive (N 512, d 128, one thread: 1.8 s against 0.13 s); meant for the problems a GPU check compares (N in the hundreds or thousands).
 #include <cmath>
 #include <vector>
 
