@@ -2,7 +2,7 @@
 // gfx940/941/942 (MI300) only. AMD is compiled, not run: nothing in this file has executed.
 //
 // What changed vs v05_fa2_fast's AMD path (same FA2 loop: a block owns Br query rows of one head,
-// online softmax with lazy rescaling, the per-row rules of fwd_common.hpp) and vs v09_fp8_wgmma
+// online softmax by the per-row rules of fwd_common.hpp, here EAGER: 5. below) and vs v09_fp8_wgmma
 // (same FP8 contract: e4m3 codes with fp32 descales, P rounded to e4m3 unnormalized, bf16/fp16 O):
 //   1. both products are v_mfma_f32_16x16x32_fp8_fp8 (__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8:
 //      A, B one 64-bit register of 8 codes per lane, C 4 fp32; clang's BuiltinsAMDGPU.def,
@@ -24,7 +24,7 @@
 //      ioattn's inputs are. Every Q, K, V byte keeps its bits (kernels/platform/fp8_fnuz.hpp:
 //      exactly half the OCP value for every finite code, no saturation; -0 -> +0, NaN -> NaN),
 //      4 codes per register on the way from HBM to LDS/registers; the factors absorb the halving:
-//        S = acc(S^T) * (scale qd kd * 4),   P~ = 2^(sl2 (S - m)) <= 2^8 (lazy rescaling),
+//        S = acc(S^T) * (scale qd kd * 4),   P~ = 2^(sl2 (S - m)) <= 1 (eager rescaling, 5.),
 //        P fed to the MFMA = FNUZ(P~ / 2) = OCP-e4m3(P~) / 2 exactly (fp8_fnuz.hpp's test),
 //        O = acc(O^T) * (vd * 4) / l,  l = sum of the unrounded fp32 P~,  LSE = (scale qd kd) m + log l
 //      i.e. the reference's FP8 baseline (reference/naive.cpp, "FP8 inputs") rounding for rounding,
@@ -35,6 +35,11 @@
 //   4. no async copies on CDNA: tile j+1 of K and V is loaded into registers before tile j is
 //      computed and written (converted; V transposed byte by byte) to the other of two LDS
 //      buffers after it: one __syncthreads per tile.
+//   5. eager rescaling (fwd::max_moves<false>: m moves whenever a row's max grows), not the lazy
+//      rescaling of v05/v09: the entry at the running max is P~ = 1 exactly, as the reference's
+//      (it takes the final row max), instead of a dominant P~ in (1, 256] carrying e4m3's rounding,
+//      which is what makes v09's O fail the error rule at logits of std 100 (v09's header, from its
+//      CPU emulation). Costs an O^T rescale per tile where a row's max grows (not measured).
 //
 // Tiling: 4 wavefronts of 64 lanes, each owning kNQ x 16 query rows (Br = 64 kNQ); Bc keys per
 // tile. LDS: 2 x [K (Bc, d + 16) + V^T (d, Bc + 16)] bytes (rows padded by 16 bytes).
@@ -42,7 +47,7 @@
 // Bc 32 (41 KiB; O^T alone is 64 fp32 registers per lane). Not tuned (no AMD GPU to tune on).
 // Per lane: O^T d/16 x kNQ x 4 fp32, S^T Bc/16 x kNQ x 4 fp32, Q d/32 x kNQ x 8 bytes, the
 // prefetch 2 x Bc d / 256 bytes. hipcc -O3 for gfx940 (the project's ROCm 5.2 with clang 15):
-// 164 / 276 / 264 VGPRs (accumulators in AGPRs, counted) at d 64 / 128 / 256, 0 spills, for bf16
+// 168 / 276 / 268 VGPRs (accumulators in AGPRs, counted) at d 64 / 128 / 256, 0 spills, for bf16
 // and fp16 alike. gfx942 (MI300X's production id) is unknown to this clang: only gfx940 is built.
 //
 // HBM traffic (simulator strategy `fa2`, e = 1 byte for Q, K, V, 2 for O): Q once, O once, K and V
@@ -282,7 +287,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
           for (int e = 0; e < 4; ++e) m_tile = fmaxf(m_tile, r_S[q][t][e]);
         m_tile = fmaxf(m_tile, frag::shfl_xor(m_tile, 16));
         m_tile = fmaxf(m_tile, frag::shfl_xor(m_tile, 32));
-        const bool grow = fwd::max_moves(m_tile, m_i[q], sl2);
+        const bool grow = fwd::max_moves<false>(m_tile, m_i[q], sl2);  // eager (header, 5.)
         if (frag::warp_any(grow)) {  // wavefront-uniform: rescale O^T and l of the queries that moved
           const float alpha = grow ? fwd::rescale_factor(m_i[q], m_tile, sl2) : 1.f;  // m_i = -inf -> 0
           if (grow) m_i[q] = m_tile;

@@ -18,7 +18,8 @@
 // alternative (OCP value -> the same FNUZ value) is exact only up to 240: the 7 largest OCP
 // magnitudes (256, 288, ..., 448) would saturate to 240; it is not used.
 //
-// P before P V: the reference rounds P~ (<= 2^8 in the kernels, lazy rescaling) to OCP e4m3. FNUZ
+// P before P V: the reference rounds P~ = exp(S - m) <= 1 to OCP e4m3 (a kernel's P~ is <= 1 with
+// eager rescaling, as v09a's, <= 2^8 with lazy rescaling). FNUZ
 // rounding of P~ / 2 gives exactly half of it for every |P~| <= 464 (the FNUZ values below 232 are
 // the OCP values halved, same mantissa grid, same subnormal quantum: 2^-10 = 2^-9 / 2, ties to even
 // alike), so a kernel that converts P~ / 2 to FNUZ (round to nearest even) rounds as the reference

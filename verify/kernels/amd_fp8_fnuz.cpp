@@ -140,7 +140,7 @@ TEST(AmdFp8Fnuz, HalvedPRoundsAsTheReference) {
   std::uniform_real_distribution<float> u(-8.f, 8.f);  // exponents of P~ = 2^u
   for (int i = 0; i < 20000; ++i) check(std::exp2(u(rng)));
   // Past 464 the claim ends: OCP saturates at 448, FNUZ rounds P~ / 2 up to 240 (never reached by
-  // the kernels: P~ <= 2^8).
+  // the kernels: P~ <= 1 in v09a, <= 2^8 under lazy rescaling).
   EXPECT_EQ(fnuz::decode(fnuz_round_brute(470.0f / 2)), 240.0f);
   EXPECT_EQ(fp8_round(470.0f, Fp8Format::e4m3), 448.0f);
 }
