@@ -75,6 +75,10 @@ TEST(Fp8MmaModel, ProductsAlignByTheirUnnormalizedExponent) {
 TEST(Fp8MmaModel, SubnormalsAlignByTheMinimumExponent) {
   EXPECT_EQ(step({0x1p-9f}, {1.0f}, 0x1p-9f + 0x1p-20f), 0x1p-8f);
   EXPECT_EQ(fp32_dot({0x1p-9f}, {1.0f}, 0x1p-9f + 0x1p-20f), 0x1p-8f + 0x1p-20f);
+  // e5m2: its smallest subnormal 2^-16 counts with exponent -14, so C = 2^-16 + 2^-28 loses 2^-28.
+  EXPECT_EQ(fp8_mma_step(std::vector<float>{0x1p-16f}, std::vector<float>{1.0f}, 0x1p-16f + 0x1p-28f, Fp8Format::e5m2,
+                         Fp8Format::e5m2),
+            0x1p-15f);
   EXPECT_EQ(fp8_min_exp(Fp8Format::e4m3), -6);
   EXPECT_EQ(fp8_min_exp(Fp8Format::e5m2), -14);
 }
