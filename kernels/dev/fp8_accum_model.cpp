@@ -1,5 +1,8 @@
 // kernels/dev/fp8_accum_model.cpp: a CPU model of Hopper's FP8 tensor-core accumulation, to test
 // whether it explains v09_fp8_wgmma's failing property case, and how much promotion helps.
+// SUPERSEDED: its prediction (promotion passes every seed) was refuted on the H200; the published
+// model is reference/fp8_mma_model.hpp, and kernels/dev/fp8_v09_emulate.cpp emulates v09 with it
+// (reproducing the H200's errors). Kept as the record of the refuted model (kernels/dev/NOTES.md).
 //
 // The hypothesis (issue 14): wgmma .f32.e4m3.e4m3 does not accumulate in fp32. The DeepSeek-V3
 // report (section 3.3) measured about 14 bits on H800; published bit-level models of H100's FP8
