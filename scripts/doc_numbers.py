@@ -348,8 +348,9 @@ def sim_h200_findings():
         f"- Over the {s['rows']} flash forwards (measured DRAM reads {s['reads']} GB) the model's read is "
         f"{s['ratio']}x the counters; the no-L2 count is {s['no_l2']}x the measured read on the same runs: the "
         "L2 term carries the model.",
-        f"- The model is low when one head's K and V (512 N bytes at d = 128) are far larger than the L2 "
-        f"({s['big']} at N = {s['big_n']}, non-causal d = 128) and on causal problems ({s['causal']}): CTAs do drift "
+        f"- The model is furthest off when one head's K and V (512 N bytes at d = 128) are far larger than the L2 "
+        f"({s['big']} at N = {s['big_n']}, non-causal d = 128: the drift term's threshold, section \"Three HBM "
+        f"figures\") and on causal problems ({s['causal']}): CTAs do drift "
         "even with equal work, and causal CTAs (FlashAttention-2 walks their K/V blocks from the diagonal down) share "
         "far less than an in-order wave suggests. The same problem measured twice: " + rep + ".",
         f"- Writes: the model writes O + LSE once; the counters read {s['write']}x of that (most at "

@@ -257,6 +257,20 @@ int64_t wave_union(const LocalAccess& la, const Geometry& g, const std::vector<P
   return u;
 }
 
+// Tensor instances a wave's pieces touch (an instance of a K/V access serves `group` consecutive
+// query heads; a shared tensor is one instance).
+int64_t wave_instances(const std::vector<Piece>& pieces, Heads heads, int64_t group) {
+  std::vector<std::pair<int64_t, int64_t>> r;
+  const int64_t per = heads == Heads::kv ? group : 1;
+  for (const Piece& pc : pieces)
+    if (!pc.ranges.empty() && pc.h1 > pc.h0) r.push_back({pc.h0 / per, (pc.h1 - 1) / per + 1});
+  if (heads == Heads::shared) return r.empty() ? 0 : 1;
+  merge_ranges(r);
+  int64_t n = 0;
+  for (auto [lo, hi] : r) n += hi - lo;
+  return n;
+}
+
 void add_tensor(std::vector<TensorTraffic>& v, const std::string& name, int64_t eb, bool write,
                 int64_t hbm, int64_t no_l2, int64_t comp) {
   auto it = std::find_if(v.begin(), v.end(), [&](const TensorTraffic& t) { return t.tensor == name; });
@@ -273,7 +287,7 @@ void add_tensor(std::vector<TensorTraffic>& v, const std::string& name, int64_t 
 
 KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKernel& k,
                          int64_t compute_units, int64_t ctas_per_cu, int64_t llc_bytes, bool no_l2,
-                         int64_t sharing_ctas_per_cu) {
+                         int64_t sharing_ctas_per_cu, double drift_tiles_per_tile) {
   const MaskSpec mask = p.mask();
   Geometry g{};
   g.B_out = k.outer_is_q ? t.Br : t.Bc;
@@ -417,7 +431,7 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
   // belong to different heads, so K and V are shared only when a wave holds more CTAs than there
   // are heads.
   // Checked against DRAM counters of FlashAttention-2 on the H200 (simulator/README.md).
-  int fits_waves = 0, lockstep_waves = 0, exceed_waves = 0;
+  int fits_waves = 0, lockstep_waves = 0, exceed_waves = 0, drift_waves = 0;
   // Lockstep: the CTAs that share K_j, V_j read them at about the same time. Unspecified walk: every
   // CTA that has work runs the same number of tiles (FA1's one CTA per head does). A walk from the
   // first visible block up (Design::walk, up) reads block j at step j - first, so CTAs of one split
@@ -452,6 +466,27 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
     // when co-resident CTAs are staggered).
     const int64_t sharing = sharing_ctas_per_cu > 0 ? std::min(sharing_ctas_per_cu, ctas_per_cu) : ctas_per_cu;
     const int64_t Ws = std::max<int64_t>(1, compute_units * sharing), l2_waves = ceil_div(grid, Ws);
+    // Drift (drift_tiles_per_tile > 0, the catalog's calibrated_cta_drift_tiles_per_tile): lockstep
+    // is kept by the hits themselves (a CTA that falls behind reads the tiles its group left in the
+    // cache), so it holds only while the group's spread fits the cache. The co-resident CTAs of one
+    // K/V stream (a tensor instance, per split) spread apart by drift_tiles_per_tile inner tiles per
+    // tile their slot walked in the waves before this one (s_w = drift x tiles walked; an SM that ran
+    // slow keeps its lag, and its next CTA starts late; wave 0 starts together), so the cache must
+    // hold a live span of s_w inner tiles per stream, not one tile:
+    //     WS_drift = sum over inner accesses of min(union, streams x s_w x B_in) rows
+    // (outer tiles, Q and O, are touched once per CTA and are not live). When WS_drift > C the share
+    // of the live span the cache cannot hold is re-read, as the cyclic rule charges self re-reads:
+    //     shared x (1 - C / WS_drift)   (<= shared x (1 - C / WS), the rule of unequal CTAs).
+    // WS_drift <= WS, so nothing changes where the wave fits C, in the first wave (s_0 = 0), where
+    // no row is shared (one CTA per stream in the wave), or in a wave not in lockstep anyway.
+    std::vector<int64_t> tiles_prefix(g.L + 1, 0);
+    for (int64_t s = 0; s < g.S; ++s)
+      for (int64_t o = 0; o < g.T_out; ++o) {
+        const BlockRange r = range_of(s, o);
+        tiles_prefix[s * g.T_out + o + 1] = tiles_prefix[s * g.T_out + o] + (r.end - r.begin);
+      }
+    const bool drift_on = drift_tiles_per_tile > 0.0 && lockstep && !k.sequential_outer;
+    double walked = 0.0;  // tiles a slot walked in the waves before this one (their mean CTA)
     for (int64_t w = 0; w < l2_waves; ++w) {
       const int64_t c0 = w * Ws, c1 = std::min(grid, (w + 1) * Ws);
       const std::vector<Piece> pieces = wave_pieces(t.grid_order, g, bh, k.sequential_outer, c0, c1);
@@ -473,19 +508,42 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
       }
       const double cap = static_cast<double>(llc_bytes);
       const double miss = ws <= cap ? 0.0 : 1.0 - cap / ws;
+      bool drifted = false;
+      double drift_miss = 0.0;
+      if (drift_on) {
+        int64_t tiles = 0;
+        for (const Piece& pc : pieces)
+          for (auto [l0, l1] : pc.ranges) tiles += (pc.h1 - pc.h0) * (tiles_prefix[l1] - tiles_prefix[l0]);
+        const double mean_tiles = static_cast<double>(tiles) / static_cast<double>(std::max<int64_t>(1, c1 - c0));
+        const double spread_rows = drift_tiles_per_tile * walked * static_cast<double>(g.B_in);
+        walked += mean_tiles;
+        if (ws > cap) {
+          double ws_drift = 0.0;
+          for (size_t ai = 0; ai < k.accesses.size(); ++ai) {
+            const TiledAccess& a = k.accesses[ai];
+            if (skip_ws[ai] || a.outer_axis) continue;  // outer tiles: touched once per CTA, not live
+            const double streams = static_cast<double>(wave_instances(pieces, a.heads, group) * g.S);
+            ws_drift += std::min(static_cast<double>(uni[ai]), streams * spread_rows) *
+                        static_cast<double>(local[ai].row_bytes);
+          }
+          drifted = ws_drift > cap;
+          drift_miss = drifted ? 1.0 - cap / ws_drift : 0.0;
+        }
+      }
       bool charged = false;
       for (size_t ai = 0; ai < k.accesses.size(); ++ai) {
         const double rb = static_cast<double>(local[ai].row_bytes);
         const auto self = static_cast<double>(cnt[ai] - uni_cta[ai]);
         const auto shared = static_cast<double>(uni_cta[ai] - uni[ai]);
-        const double missed = (self + (lockstep ? 0.0 : shared)) * miss;
+        const double missed = self * miss + (!lockstep ? shared * miss : (drifted ? shared * drift_miss : 0.0));
         charged = charged || missed > 0.0;
         hbm_l2[ai] += rb * (static_cast<double>(uni[ai]) + missed);
       }
-      (ws <= cap ? fits_waves : (charged ? exceed_waves : lockstep_waves))++;
+      (ws <= cap ? fits_waves : (drifted ? drift_waves : (charged ? exceed_waves : lockstep_waves)))++;
     }
-    const int kinds = (fits_waves > 0) + (lockstep_waves > 0) + (exceed_waves > 0);
-    res.l2_regime = kinds > 1 ? "mixed" : (exceed_waves ? "exceeds" : (lockstep_waves ? "lockstep" : "fits"));
+    const int kinds = (fits_waves > 0) + (lockstep_waves > 0) + (exceed_waves > 0) + (drift_waves > 0);
+    res.l2_regime = kinds > 1 ? "mixed"
+                              : (exceed_waves ? "exceeds" : (drift_waves ? "drift" : (lockstep_waves ? "lockstep" : "fits")));
   } else {
     res.l2_regime = "no-l2";
   }

@@ -128,9 +128,11 @@ Plan build_plan(const AttnProblem& p, const Tiling& t, const Options& o);
 // model holds working sets against (ignored when no_l2). `sharing_ctas_per_cu` (0: the occupancy)
 // is how many co-resident CTAs per CU progress together, i.e. the L2 wave model's group is
 // compute_units x it CTAs of the dispatch order (1: staggered co-resident CTAs, simulate.cpp).
+// `drift_tiles_per_tile` (0: none; the catalog's calibrated_cta_drift_tiles_per_tile) is the progress
+// spread, in inner tiles, that a group gathers per tile its slot has walked (nest.cpp's wave model).
 KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKernel& k,
                          int64_t compute_units, int64_t ctas_per_cu, int64_t llc_bytes, bool no_l2,
-                         int64_t sharing_ctas_per_cu = 0);
+                         int64_t sharing_ctas_per_cu = 0, double drift_tiles_per_tile = 0.0);
 KernelResult count_stream(const AttnProblem& p, const StreamKernel& k, int64_t compute_units,
                           int64_t llc_bytes, bool no_l2);
 

@@ -36,11 +36,18 @@ Calibration and validation are kept apart:
                  every other v08 row, e.g. its d 256 and its Br 192 d 64 tile); HELD-OUT BWD the same for the backward (bf16, causal, the other N, every
                  bwd02 row: bwd02 has no fp16 row, so it is validated on parameters fitted to the others)
   EXCLUDED       a training shape measured again (e.g. in bf16): in neither set
-Only the calibrated_* entries of machines/h200.json are fitted (CALIBRATED, CALIBRATED_WS, CALIBRATED_BWD:
+  TRAINING DRAM  the DRAM reads of the SDPA FlashAttention-2 forwards of DRAM_TRAIN (run_ncu_l2.sh, 2026-11-29:
+                 11 points, N 16k-256k, d 64/128/256, two causal): the only points whose reads fit a parameter
+                 (CALIBRATED_DRAM, the L2 wave model's CTA drift, by mean |log(model / measured read)|); their read
+                 errors leave the held-out read statistics (column read_set), their times stay held-out (no time
+                 parameter is fitted on them). Every other measured read (the ioattn ncu rows, the heldout role,
+                 the SDPA anchors) is held-out.
+Only the calibrated_* entries of machines/h200.json are fitted (CALIBRATED, CALIBRATED_WS, CALIBRATED_BWD, CALIBRATED_DRAM:
 parameters no datasheet gives): the forward ones on TRAINING less v08, then the warp-specialized design's
 (its wgmma efficiency and ring stage latency) on v08's TRAINING rows, then the backward ones on TRAINING BWD with the forward
 ones fixed, by minimizing the mean |log(model / measured)| time error with a coordinate search
-(--calibrate [all|fwd|bwd]; a temporary catalog copy per trial). --check never refits: it reruns the
+(--calibrate [all|fwd|bwd|dram]; a temporary catalog copy per trial; dram: a log-spaced scan of the drift, then
+a golden-section refinement around the best, on TRAINING DRAM's reads; `all` fits it first). --check never refits: it reruns the
 model on every point with the committed catalog and compares the CSV and the README block.
 
 Backward points: the CANONICAL bwd bench rows of FAST_BWD, their ncu DRAM reads where the ncu runs
@@ -117,6 +124,11 @@ CALIBRATED_BWD = {
     "calibrated_bwd_wgmma_efficiency": (0.1, 1.0),
     "calibrated_atomic_adds_per_cu_per_clock": (0.25, 64.0),
 }
+# The L2 wave model's drift (nest.cpp): fitted on the DRAM reads of DRAM_TRAIN only (TRAINING DRAM).
+CALIBRATED_DRAM = {
+    "calibrated_cta_drift_tiles_per_tile": (1e-4, 0.5),
+}
+DRAM_TRAIN = ("experiments/results/h200/2026-11-29_sdpa_ncu_l2/h200_ncu_l2.csv",)
 TRANSFER = ("h100",)  # machines with the H200's SM and clock (see calibrate())
 
 
@@ -263,6 +275,8 @@ def points():
         sfx = " bwd" if p["pass_"] == "bwd" else ""
         p["set"] = ("training" + sfx if p["train"]
                     else ("held-out" + sfx if (p["pass_"],) + shape_key(p) not in train_shapes else "excluded"))
+        # The reads' own set: TRAINING DRAM's points fit the drift; every other read keeps its point's set.
+        p["read_set"] = "training dram" if p["source"] in DRAM_TRAIN and "measured_read" in p else p["set"]
     pts.sort(key=lambda p: (p["set"] != "training", p["impl"], p["dtype"], p["head_dim"], p["causal"], p["seqlen"],
                             p["timing"]))
     return pts
@@ -294,9 +308,15 @@ def log_error(ioattn, pts, catalog):
     return statistics.mean(abs(math.log(model(ioattn, p, catalog)["time_s"] / p["measured_s"])) for p in pts)
 
 
-def fit(ioattn, train, params, tmp):
+def read_log_error(ioattn, pts, catalog):
+    return statistics.mean(abs(math.log(model(ioattn, p, catalog)["hbm_read_bytes"] / p["measured_read"])) for p in pts)
+
+
+def fit(ioattn, train, params, tmp, error=log_error, scan=0):
     """Coordinate search (golden section per parameter in log space, three rounds) of `params` on the
-    points `train`, in the temporary catalog copy `tmp` (its h200.json rewritten per trial)."""
+    points `train` by `error`, in the temporary catalog copy `tmp` (its h200.json rewritten per trial).
+    scan > 0: first a log-spaced scan of `scan` values per parameter, the golden section then searching
+    between the best value's neighbours (for an error with steps, as the drift's thresholds give)."""
     path = os.path.join(tmp, "h200.json")
     j = json.load(open(path))
     vals = {k: j[k]["value"] if k in j else math.sqrt(lo * hi) for k, (lo, hi) in params.items()}
@@ -306,12 +326,21 @@ def fit(ioattn, train, params, tmp):
             j[k] = {"value": x, "source": "trial"}
         with open(path, "w") as f:
             json.dump(j, f)
-        return log_error(ioattn, train, tmp)
+        return error(ioattn, train, tmp)
 
     g = (math.sqrt(5) - 1) / 2
+    bounds = {k: (math.log(lo), math.log(hi)) for k, (lo, hi) in params.items()}
+    if scan:
+        for k, (a, b) in bounds.items():
+            grid = [a + (b - a) * i / (scan - 1) for i in range(scan)]
+            costs = [cost({**vals, k: math.exp(x)}) for x in grid]
+            i = costs.index(min(costs))
+            bounds[k] = (grid[max(0, i - 1)], grid[min(scan - 1, i + 1)])
+            vals[k] = float(f"{math.exp(grid[i]):.3g}")
+            print(f"scan {k}: best {vals[k]:.3g} (error {costs[i]:.4f})")
     for rnd in range(3):
-        for k, (lo, hi) in params.items():
-            a, b = math.log(lo), math.log(hi)
+        for k in params:
+            a, b = bounds[k]
             c, d = b - g * (b - a), a + g * (b - a)
             fc = cost({**vals, k: math.exp(c)})
             fd = cost({**vals, k: math.exp(d)})
@@ -324,7 +353,9 @@ def fit(ioattn, train, params, tmp):
                     a, c, fc = c, d, fd
                     d = a + g * (b - a)
                     fd = cost({**vals, k: math.exp(d)})
-            vals[k] = float(f"{math.exp((a + b) / 2):.3g}")
+            best = float(f"{math.exp((a + b) / 2):.3g}")
+            if not scan or cost({**vals, k: best}) <= cost(vals):  # a scan's best is kept when it is lower
+                vals[k] = best
         print(f"round {rnd + 1}: " + ", ".join(f"{k} = {v:.3g}" for k, v in vals.items())
               + f"; mean |log error| {cost(vals):.4f}")
     return vals
@@ -338,9 +369,10 @@ def describe(train, impls, what):
 
 def calibrate(ioattn, which="all"):
     """The forward parameters on the forward training points, then the backward parameters on the
-    backward training points (the forward ones fixed); never a held-out point. which: all, fwd or bwd
-    (the other set's committed values kept)."""
+    backward training points (the forward ones fixed); never a held-out point. which: all, fwd, bwd or
+    dram (the other sets' committed values kept); the drift (dram) is fitted first, on TRAINING DRAM's reads."""
     pts = points()
+    train_dram = [p for p in pts if p.get("read_set") == "training dram"]
     train = [p for p in pts if p["set"] == "training" and p["impl"] not in WS_IMPLS]
     train_ws = [p for p in pts if p["set"] == "training" and p["impl"] in WS_IMPLS]
     train_bwd = [p for p in pts if p["set"] == "training bwd"]
@@ -349,6 +381,8 @@ def calibrate(ioattn, which="all"):
         for f in os.listdir(CATALOG):
             if f.endswith(".json"):
                 shutil.copy(os.path.join(CATALOG, f), tmp)
+        vals_dram = (fit(ioattn, train_dram, CALIBRATED_DRAM, tmp, error=read_log_error, scan=121)
+                     if which in ("all", "dram") else {})
         vals = fit(ioattn, train, CALIBRATED, tmp) if which in ("all", "fwd") else {}
         if which in ("all", "fwd"):  # the warp-specialized design's own, the forward ones fixed
             json.dump({**json.load(open(os.path.join(tmp, "h200.json"))),
@@ -364,8 +398,11 @@ def calibrate(ioattn, which="all"):
             **{k: describe(train_ws, WS_IMPLS, "warp-specialized forward")
                + "; the other forward parameters fixed"
                for k in vals_ws},
-            **{k: describe(train_bwd, FAST_BWD, "backward") for k in vals_bwd}}
-    vals = {**vals, **vals_ws, **vals_bwd}
+            **{k: describe(train_bwd, FAST_BWD, "backward") for k in vals_bwd},
+            **{k: f"{len(train_dram)} DRAM-read points (mean |log(model / measured read)|): SDPA FlashAttention-2 "
+                  f"forwards, bf16, N 16k-256k, d 64/128/256, causal or not ({', '.join(DRAM_TRAIN)})"
+               for k in vals_dram}}
+    vals = {**vals_dram, **vals, **vals_ws, **vals_bwd}
     catalog_file = os.path.join(CATALOG, "h200.json")
     j = json.load(open(catalog_file))
     what = {
@@ -387,10 +424,15 @@ def calibrate(ioattn, which="all"):
                                            "kernel or dQ pass) issues at",
         "calibrated_atomic_adds_per_cu_per_clock": "fp32 atomic adds (dQ += dS K_j of the K/V-outer backward) "
                                                    "completed per SM per clock, on the tile loop's path",
+        "calibrated_cta_drift_tiles_per_tile": "progress spread, in key tiles, that the co-resident CTAs of one K/V "
+                                               "stream gather per tile their slot walked in the waves before (the "
+                                               "L2 wave model's drift: a lockstep wave re-reads the share of the "
+                                               "spread's live set that the L2 cannot hold)",
     }
     for k, v in vals.items():
+        how = "" if k in CALIBRATED_DRAM else " (mean |log time error|)"
         j[k] = {"value": v, "source": f"calibrated: {what[k]}; fitted by simulator/validate/expected_time.py "
-                                      f"--calibrate (mean |log time error|) on the training set only: {desc[k]}"}
+                                      f"--calibrate{how} on the training set only: {desc[k]}"}
     with open(catalog_file, "w") as f:
         f.write(json.dumps(j, indent=2) + "\n")
     print(f"wrote {rel(catalog_file)}: " + ", ".join(f"{k} = {v:.3g}" for k, v in vals.items()))
@@ -433,6 +475,7 @@ def rows(ioattn):
             l2_s=f"{t['l2']['seconds']:.4g}",
             measured_read_bytes=read if read is not None else "", model_read_bytes=m["hbm_read_bytes"],
             read_error_pct=f"{100.0 * (m['hbm_read_bytes'] - read) / read:.1f}" if read else "",
+            read_set=p["read_set"] if read else "", l2_regime=m["l2_regime"] if read else "",
             source=p["source"]))
     return out
 
@@ -452,9 +495,28 @@ def summary(rs):
             continue
         n, mape, mx = stats(sel, "expected_error_pct")
         _, cm, _ = stats(sel, "ceiling_error_pct")
-        rn, rm, rx = stats(sel, "read_error_pct")
+        rn, rm, rx = stats([r for r in sel if r["read_set"] == name], "read_error_pct")
         lines.append(f"| {name} | {n} | {mape:.1f} % | {mx:.1f} % | {cm:.1f} % | {rn} | "
                      + (f"{rm:.1f} % | {rx:.1f} % |" if rm is not None else "- | - |"))
+    dram = [r for r in rs if r["read_set"] == "training dram"]
+    if dram:
+        rn, rm, rx = stats(dram, "read_error_pct")
+        lines.append(f"| training DRAM (reads only; their times are held-out above) | - | - | - | - | {rn} | "
+                     f"{rm:.1f} % | {rx:.1f} % |")
+    lines.append("")
+    lines.append("Held-out forward DRAM-read error by kernel (model / measured - 1; the L2 regime the model gave):")
+    lines.append("")
+    lines.append("| impl | points | read MAPE | read max error | worst point |")
+    lines.append("|---|---|---|---|---|")
+    for impl in FAST_IMPLS:
+        sel = [r for r in rs if r["read_set"] == "held-out" and r["impl"] == impl and r["read_error_pct"] != ""]
+        if not sel:
+            continue
+        errs = [abs(float(r["read_error_pct"])) for r in sel]
+        w = sel[errs.index(max(errs))]
+        lines.append(f"| {impl} | {len(sel)} | {statistics.mean(errs):.1f} % | {max(errs):.1f} % | "
+                     f"{w['dtype']} d={w['head_dim']} N={w['seqlen']} H={w['heads']}/{w['heads_kv']}"
+                     f"{' causal' if w['causal'] == 1 else ''} ({w['read_error_pct']} %, {w['l2_regime']}) |")
     lines.append("")
     held = [r for r in rs if r["set"] == "held-out"]
     lines.append("Held-out time error by kernel (MAPE, max; the design the model used; forward and backward):")
@@ -476,7 +538,9 @@ def summary(rs):
         f"`{k}` {cat[k]['value']:.3g}" for k in CALIBRATED if k in cat) + "; on v08's rows of the forward "
         "training rule (the warp-specialized design's own, the others fixed): " + ", ".join(
         f"`{k}` {cat[k]['value']:.3g}" for k in CALIBRATED_WS if k in cat) + "; on the backward training set: "
-        + (", ".join(f"`{k}` {cat[k]['value']:.3g}" for k in CALIBRATED_BWD if k in cat) or "none") + ".")
+        + (", ".join(f"`{k}` {cat[k]['value']:.3g}" for k in CALIBRATED_BWD if k in cat) or "none")
+        + "; on the DRAM reads of TRAINING DRAM (" + ", ".join(DRAM_TRAIN) + "): "
+        + (", ".join(f"`{k}` {cat[k]['value']:.3g}" for k in CALIBRATED_DRAM if k in cat) or "none") + ".")
     n, mape, mx = stats(held, "expected_error_pct")
     verdict = "meets" if mape <= TARGET_MAPE and mx <= TARGET_MAX else "misses"
     lines.append("")
@@ -486,6 +550,11 @@ def summary(rs):
                  f"model **{verdict}** them ({mape:.1f} % MAPE, worst {mx:.1f} %); the backward "
                  f"**{bverdict}** them ({bm:.1f} % MAPE, worst {bx:.1f} %, {bn} points). Excluded (a training shape measured "
                  f"again, e.g. in bf16): {sum(r['set'] == 'excluded' for r in rs)} points.")
+    rn, rm, rx = stats([r for r in held if r["read_set"] == "held-out"], "read_error_pct")
+    if rm is not None:
+        rverdict = "meets" if rm <= TARGET_MAPE and rx <= TARGET_MAX else "misses"
+        lines.append(f"Held-out forward DRAM reads (same targets): the L2 model **{rverdict}** them ({rm:.1f} % MAPE, "
+                     f"worst {rx:.1f} %, {rn} points).")
     lines.append("")
     return "\n".join(lines)
 
@@ -569,8 +638,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ioattn", required=True, help="the ioattn CLI (build/apps/ioattn)")
     ap.add_argument("--check", action="store_true", help="compare with the committed CSV and README block")
-    ap.add_argument("--calibrate", nargs="?", const="all", choices=("all", "fwd", "bwd"),
-                    help="refit the calibrated_* entries of h200.json first (all, or only the forward or backward ones)")
+    ap.add_argument("--calibrate", nargs="?", const="all", choices=("all", "fwd", "bwd", "dram"),
+                    help="refit the calibrated_* entries of h200.json first (all, or only the forward, backward or "
+                         "DRAM-read (drift) ones)")
     args = ap.parse_args()
     if not os.access(args.ioattn, os.X_OK):
         sys.exit(f"expected_time.py: --ioattn {args.ioattn} is not an executable")
