@@ -67,6 +67,7 @@
 #include <utility>
 
 #include "kernels/attn_view.hpp"
+#include "kernels/dev/cta_clocks.hpp"  // per-CTA clocks: nothing unless -DIOATTN_CTA_CLOCKS
 #include "kernels/fwd_common.hpp"
 #include "kernels/fwd_wgmma_common.hpp"
 #include "kernels/launcher.hpp"
@@ -155,6 +156,7 @@ __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
                      const T* __restrict__ g_V_all, T* __restrict__ g_O_all, float* __restrict__ g_LSE,
                      uint32_t v_lbo, uint32_t v_sbo) {
 #if defined(IOATTN_V06_WGMMA)
+  IOATTN_CTA_CLOCK_BEGIN();  // kernels/dev/cta_clocks.hpp (off by default: expands to nothing)
   constexpr int kD = Tl::kD, kBr = Tl::kBr, kBc = Tl::kBc, kStages = Tl::kStages;
 
   extern __shared__ unsigned char smem_raw[];
@@ -329,6 +331,7 @@ __global__ void __launch_bounds__(Tl::kThreads, Tl::kMinBlocks)
           frag::pack2<T>(r_O[4 * t + 2 * s] * inv_l, r_O[4 * t + 2 * s + 1] * inv_l);
     if (lane % 4 == 0) fwd::store_lse<kLayout>(g_LSE_h, g_LSE, a, b, h, i, fwd::row_lse(m_i[s], l_i[s], a.scale));
   }
+  IOATTN_CTA_CLOCK_END();
 #else
   (void)a, (void)lay, (void)g_Q_all, (void)g_K_all, (void)g_V_all, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo;
 #endif
@@ -456,7 +459,14 @@ LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptio
 
 LaunchStatus v06_fa2_wgmma_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
                                   void* /*workspace*/, void* stream) {
+#if defined(IOATTN_CTA_CLOCKS) && defined(IOATTN_PLATFORM_NVIDIA)
+  dev::cta_clocks_clear(stream);  // kernels/dev/cta_clocks.hpp: records of this launch only
+  LaunchStatus st = run(p, t, opt, Launcher::enqueue(stream));
+  if (!st) dev::cta_clocks_dump(stream, "v06_fa2_wgmma");
+  return st;
+#else
   return run(p, t, opt, Launcher::enqueue(stream));
+#endif
 }
 
 LaunchStatus v06_fa2_wgmma_config(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) {
