@@ -15,8 +15,9 @@
 //      a row combine in shared memory (the same log-sum-exp, within the CTA). A decode tile has
 //      few rows, so this keeps four warps (four SM sub-partitions' tensor cores) busy on one tile.
 //
-// Default S (when --splits is 0): default_splits() below, a cost model of waves x stages per CTA
-// on the H200 (132 SMs x the CTAs an SM holds; derived in its comment). --splits 1..128 overrides
+// Default S (when --splits is 0): decode::default_splits (kernels/decode_common.hpp, shared with
+// v07b), a cost model of waves x stages per CTA on the H200 (132 SMs x the CTAs an SM holds;
+// derived in its comment). --splits 1..128 overrides
 // it; splits beyond the keys get no key: such a split writes LSE_s = -inf (and O_s = 0) and
 // combines with weight 0.
 //
@@ -92,6 +93,7 @@
 #include <string>
 
 #include "kernels/attn_view.hpp"
+#include "kernels/decode_common.hpp"
 #include "kernels/launcher.hpp"
 #include "kernels/layout_rows.hpp"
 #include "kernels/platform/fragment.hpp"
@@ -101,13 +103,12 @@
 namespace ioattn::kernels {
 namespace {
 
-constexpr int kMaxSplits = 128;
-static_assert(kMaxSplits <= splitkv::kMaxSplits, "the combine takes at most splitkv::kMaxSplits splits");
-// The GPU the split heuristic fills (a constant, so workspace_bytes() does not depend on the device):
-// the H200 (and H100 SXM): 132 SMs, 228 KiB of shared memory per SM, 1 KiB of it reserved per CTA.
-constexpr int64_t kSms = 132;
-constexpr int kSmemPerSm = 228 * 1024;
-constexpr int kSmemReservedPerCta = 1024;
+// The GPU the split heuristic fills, the K/V copy, the paged row table, the key-split epilogue, the
+// split heuristic and the host side (tile table, plan, constraints, launch path):
+// kernels/decode_common.hpp (shared with v07b_decode_wgmma).
+using decode::copy_kv_16;
+using decode::kMaxSplits;
+using decode::paged_tile_row;
 #if defined(IOATTN_PLATFORM_NVIDIA)
 constexpr bool kIsNvidia = true;
 #else
@@ -143,9 +144,7 @@ struct DecodeTile {
   // launch bound: 2 x 128 threads x 255 registers fit the 64K register file, so the bound never
   // costs registers; a third CTA would cap them at 168 and spill): 228 KiB per SM on the H100/H200,
   // 1 KiB reserved per CTA.
-  static constexpr int kCtasPerSm = kSmemPerSm / (kSmemBytes + kSmemReservedPerCta) < 1   ? 1
-                                    : kSmemPerSm / (kSmemBytes + kSmemReservedPerCta) > 2 ? 2
-                                    : kSmemPerSm / (kSmemBytes + kSmemReservedPerCta);
+  static constexpr int kCtasPerSm = decode::ctas_per_sm(kSmemBytes);
   static constexpr int kMinBlocks = kIsNvidia ? kCtasPerSm : 1;  // __launch_bounds__'s second argument
   static_assert(kKeys <= kThreads, "the paged row table is filled by one thread per key of a tile");
   static_assert(kD_ % 16 == 0, "head_dim must be a multiple of 16 (the MMA K)");
@@ -156,28 +155,6 @@ struct DecodeTile {
 
 // Lazy rescaling threshold, in exp2 units: P <= 2^8 before normalization (v05's argument).
 constexpr float kLazyLog2 = 8.0f;
-
-// One 16-byte global -> shared copy of K or V (HBM read). NVIDIA: cp.async.cg with an L2 prefetch
-// of the whole 256-byte line pair (a key's row of one head is 2 d bytes: d = 128 is 256 bytes,
-// whose other chunks the same warp instruction copies); !valid: nothing read, dst zero-filled.
-// AMD: the plain copy of frag::async_copy_16.
-__device__ inline void copy_kv_16(void* dst, const void* src, bool valid) {
-#if defined(IOATTN_PLATFORM_NVIDIA)
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(frag::smem_addr(dst)), "l"(src),
-               "r"(valid ? 16 : 0));
-#else
-  frag::async_copy_16(dst, src, valid);
-#endif
-}
-
-// Paged: cache row of key k of the sequence (block-table row page_row), 0 for keys >= k_end (never
-// read: table slots past the sequence's keys may hold -1). One table read per key of a tile, by
-// the thread that owns that key in the row table; the keys of one page read the same entry, so a
-// warp's reads of a page are one L1/L2 transaction, and K, V and every chunk of the key's row
-// reuse the row from shared memory (before: one table read and division per 16-byte copy, twice).
-__device__ inline int32_t paged_tile_row(const int32_t* page_row, int page_size, int k, int k_end) {
-  return k < k_end ? static_cast<int32_t>(paged_kv_row(page_row, page_size, k)) : 0;
-}
 
 // Keys [k0, k0 + kKeys) of one K/V head into the stage's K and V rows (kLd elements); keys >= k_end
 // are zero-filled and never read from global. Dense (kPaged false): key j is row j, at g + j * stride.
@@ -540,49 +517,17 @@ decode_splitkv_kernel(AttnView a, PagedKv pk, int splits, int row_tiles, const T
   __syncthreads();
   // Epilogue 3: all threads, 4 columns each: O = sum_w O_w / sum_w f_w l_w; LSE = scale M + log L.
   // splits == 1: O (element type) and LSE out; else the split's normalized partial O_s, LSE_s.
-  constexpr int kCols4 = kD / 4;
-  for (int c = tid; c < kBr * kCols4; c += Tl::kThreads) {
-    const int r = c / kCols4, x = (c % kCols4) * 4, R = r0 + r;
-    if (R >= r1) continue;  // padding row
-    float M = -INFINITY;
-#pragma unroll
-    for (int w = 0; w < kWN; ++w) M = fmaxf(M, s_m[w * kBr + r]);
-    float L = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int w = 0; w < kWN; ++w) {
-      const float mw = s_m[w * kBr + r];
-      L += mw == -INFINITY ? 0.f : frag::fast_exp2((mw - M) * sl2) * s_l[w * kBr + r];
-      const float4 o = *reinterpret_cast<const float4*>(&s_Ored[(w * kBr + r) * Tl::kRedLd + x]);
-      acc[0] += o.x, acc[1] += o.y, acc[2] += o.z, acc[3] += o.w;
-    }
-    const float inv = L > 0.f ? 1.f / L : 0.f;  // no key seen: O = 0
-    const float lse = L > 0.f ? M * a.scale + logf(L) : -INFINITY;
-    const int64_t i = R / G, h = hk * G + R % G;
-    if (splits == 1) {
-      const uint2 packed = make_uint2(frag::pack2<T>(acc[0] * inv, acc[1] * inv), frag::pack2<T>(acc[2] * inv, acc[3] * inv));
-      *reinterpret_cast<uint2*>(g_O_all + a.q_offset(b, i, h) + x) = packed;  // HBM write: O, once
-      if (x == 0) g_LSE[a.lse_offset(b, h, i)] = lse;                        // HBM write: LSE
-    } else {
-      *reinterpret_cast<float4*>(g_Opart + splitkv::o_part_offset(a, split, b, i, h) + x) =
-          make_float4(acc[0] * inv, acc[1] * inv, acc[2] * inv, acc[3] * inv);  // HBM write: O_s (fp32)
-      if (x == 0) g_LSEpart[splitkv::lse_part_offset(a, split, b, h, i)] = lse;  // HBM write: LSE_s
-    }
-  }
+  decode::finish_key_split_rows<T, kWN, kBr, kD, Tl::kRedLd, Tl::kThreads>(a, s_Ored, s_m, s_l, tid, r0, r1, G, hk, b, split,
+                                                                          splits, sl2, g_O_all, g_LSE, g_Opart, g_LSEpart);
 }
 
 // ---- configurations -------------------------------------------------------------------------------
-struct Config {
-  int d, br, keys, stages;  // head dim, packed rows per CTA, keys per stage, stages
-  int ctas_per_sm;          // DecodeTile::kCtasPerSm: CTAs one SM holds (the split heuristic's slots)
-  const char* name;
-  LaunchStatus (*launch)(const AttnView&, const PagedKv&, const DeviceTensors&, DType, int splits, int row_tiles,
-                         const splitkv::Partials&, const Launcher&);
-};
+// decode::Config (kernels/decode_common.hpp): one compiled tile and its launch.
+using decode::Config;
 
 template <class Tl>
 LaunchStatus launch_tile(const AttnView& a, const PagedKv& pk, const DeviceTensors& t, DType dt, int splits,
                          int row_tiles, const splitkv::Partials& w, const Launcher& L) {
-  const int64_t ctas = a.batch * a.heads_kv * splits * int64_t{row_tiles};
   const MainKernel main{.br = Tl::kBr, .bc = Tl::kKeys, .stages = Tl::kStages, .splits = splits,
                         .grid_order = "kv_splits_rows"};
   return dispatch_dtype(dt, [&]<class T>() -> LaunchStatus {
@@ -590,12 +535,8 @@ LaunchStatus launch_tile(const AttnView& a, const PagedKv& pk, const DeviceTenso
       return "v07_decode_splitkv: dtype must be fp16 or bf16";
     } else {
       auto* kernel = pk.page_size > 0 ? &decode_splitkv_kernel<T, Tl, true> : &decode_splitkv_kernel<T, Tl, false>;
-      if (auto st = L.main(main, kernel, dim3(static_cast<unsigned>(ctas)), Tl::kThreads, Tl::kSmemBytes, a, pk,
-                           splits, row_tiles, static_cast<const T*>(t.q), static_cast<const T*>(t.k),
-                           static_cast<const T*>(t.v), static_cast<T*>(t.o), t.lse, w.o, w.lse))
-        return st;
-      if (splits == 1) return std::nullopt;  // O and LSE written by the main kernel
-      return splitkv::launch_combine<T>(L, a, splits, w, static_cast<T*>(t.o), t.lse);
+      return decode::launch_main_and_combine<T>(L, main, kernel, Tl::kThreads, Tl::kSmemBytes, a, pk, t, splits,
+                                                row_tiles, w);
     }
   });
 }
@@ -622,97 +563,17 @@ const Config kConfigs[] = {
 #endif
 #undef V07_CONFIG
 
-const Config* config_for(int64_t d, int64_t rows) {
-  const Config* last = nullptr;
-  for (const Config& c : kConfigs) {
-    if (c.d != d) continue;
-    if (c.br >= rows) return &c;
-    last = &c;
-  }
-  return last;
-}
-
-// The split heuristic (--splits 0). Work units: one "tile time" = the time one CTA takes for one
-// K/V stage (kKeys keys of K and V) while every slot of the GPU streams; slots = 132 SMs x the
-// CTAs one SM holds (kCtasPerSm, from shared memory). With base = B Hkv Tr CTAs per split and
-// n = ceil(Nk / kKeys) stages of keys, S splits give base S CTAs of ceil(n / S) stages each, run in
-// ceil(base S / slots) waves; each CTA also pays its pipeline fill and epilogue (kFillTiles: the
-// first stage's memory latency, about the two stages the pipeline keeps in flight, plus the
-// cross-warp reduction and the writes). S > 1 adds the combine: a second launch (kCombineTiles)
-// and the partial O/LSE traffic, 2 x 4 S B Hq Nq (d + 1) bytes (written, then read), converted
-// to tile times at the GPU's rate (slots x bytes per tile). So
-//   cost(S) = ceil(base S / slots) (ceil(n / S) + kFillTiles) + [S > 1] (kCombineTiles + partial(S) / (slots x tile bytes))
-// and S = argmin over 1 .. min(kMaxSplits, n), where a larger S must be cheaper by 2 % (kSplitGain:
-// the model is coarse; more splits cost partial traffic, and ties of many waves are noise).
-// On the decode grid (32 query heads over 8 K/V heads, d 128, 64 keys per stage, seqlen_q 1 or 4:
-// 2 CTAs per SM, 264 slots; seqlen_q 16: 1 per SM) it fills the GPU when base is small (batch 1:
-// S = 32 from 4k to 128k keys, 256 CTAs; 16 at 1k; seqlen_q 16: 16 and 8) and avoids a partly
-// filled last wave (batch 16: S = 2, 256 CTAs in one wave; the old rule, two waves' worth of
-// CTAs, gave S = 5: 640 CTAs in 2.4 waves, about 0.8 of the GPU busy); batch 64: S = 1. It
-// depends on the problem and the tile only, not on the device, so workspace_bytes() is a function
-// of the problem.
-constexpr int64_t kFillTiles = 3;
-constexpr int64_t kCombineTiles = 2;
-constexpr double kSplitGain = 0.98;
-int64_t default_splits(const AttnProblem& p, const Config& c, int64_t row_tiles) {
-  const int64_t base = p.batch * p.heads_kv * row_tiles;
-  const int64_t n = std::max<int64_t>(1, (p.seqlen_k + c.keys - 1) / c.keys);
-  const int64_t slots = kSms * c.ctas_per_sm;
-  const double tile_bytes = 2.0 * 2.0 * static_cast<double>(c.keys * p.head_dim);  // K and V, 2-byte elements
-  const double part_bytes_per_split = 2.0 * 4.0 * static_cast<double>(p.batch * p.heads_q * p.seqlen_q * (p.head_dim + 1));
-  int64_t best = 1;
-  double best_cost = 0;
-  for (int64_t s = 1; s <= std::min<int64_t>(kMaxSplits, n); ++s) {
-    const int64_t waves = (base * s + slots - 1) / slots;
-    double cost = static_cast<double>(waves * ((n + s - 1) / s + kFillTiles));
-    if (s > 1) cost += kCombineTiles + part_bytes_per_split * static_cast<double>(s) / (static_cast<double>(slots) * tile_bytes);
-    if (s == 1 || cost < kSplitGain * best_cost) best = s, best_cost = cost;
-  }
-  return best;
-}
-
-// What the launch path resolves from (problem, options): tile, row tiles, splits.
-struct Plan {
-  const Config* c = nullptr;
-  int64_t row_tiles = 0;
-  int64_t splits = 0;
-};
-Plan plan_of(const AttnProblem& p, const KernelOptions& opt) {
-  Plan pl;
-  const int64_t rows = p.group_size() * p.seqlen_q;
-  pl.c = config_for(p.head_dim, rows);
-  if (!pl.c) return pl;
-  pl.row_tiles = (rows + pl.c->br - 1) / pl.c->br;
-  pl.splits = opt.splits > 0 ? opt.splits : default_splits(p, *pl.c, pl.row_tiles);
-  return pl;
-}
-
 }  // namespace
 
+// The constraints, the plan (tile by packed rows, row tiles, splits: decode::default_splits when
+// --splits is 0) and the launch path: kernels/decode_common.hpp, over this file's kConfigs.
 LaunchStatus v07_decode_splitkv_supports(const AttnProblem& p, const KernelOptions& opt) {
-  if (auto e = p.validate()) return e;
-  if (p.layout.varlen_q() || p.layout.varlen_k())
-    return "v07_decode_splitkv: packed (varlen) queries or keys are not supported (dense or paged KV only)";
-  if (p.dtype == DType::fp32)
-    return "v07_decode_splitkv: dtype must be fp16 or bf16 (matrix cores take 16-bit inputs)";
-  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
-    return "v07_decode_splitkv: head_dim must be 64, 128 or 256";
-  if (opt.br || opt.bc)
-    return "v07_decode_splitkv takes no --br/--bc (its tile follows from the packed rows heads_q/heads_kv * seqlen_q)";
-  if (opt.splits < 0 || opt.splits > kMaxSplits)
-    return "v07_decode_splitkv: --splits must be in 1.." + std::to_string(kMaxSplits) + " (0: default)";
-  if (p.group_size() * p.seqlen_q > 0x7fffffff)
-    return "v07_decode_splitkv: heads_q/heads_kv * seqlen_q (packed rows per K/V head) must be < 2^31";
-  const Plan pl = plan_of(p, opt);
-  if (p.batch * p.heads_kv * pl.row_tiles * pl.splits > 0x7fffffff)
-    return "v07_decode_splitkv: batch * heads_kv * row tiles * splits must be < 2^31 CTAs";
-  return std::nullopt;
+  return decode::check_problem("v07_decode_splitkv", kConfigs, p, opt);
 }
 
 std::size_t v07_decode_splitkv_workspace_bytes(const AttnProblem& p, const KernelOptions& opt) {
   if (v07_decode_splitkv_supports(p, opt)) return 0;
-  const Plan pl = plan_of(p, opt);
-  return pl.splits > 1 ? splitkv::Partials::workspace_bytes(p, static_cast<int>(pl.splits)) : 0;
+  return decode::workspace_bytes(kConfigs, p, opt);
 }
 
 namespace {
@@ -720,18 +581,7 @@ namespace {
 LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt, void* workspace,
                  const Launcher& L) {
   if (auto e = v07_decode_splitkv_supports(p, opt)) return e;
-  const Plan pl = plan_of(p, opt);
-  const int splits = static_cast<int>(pl.splits);
-  if (splits > 1 && workspace == nullptr && !L.describes())
-    return "v07_decode_splitkv needs a workspace of workspace_bytes() (the split partials)";
-  PagedKv pk;
-  if (p.layout.paged()) {
-    if (!L.describes() && (t.block_table == nullptr || t.seqused_k == nullptr))
-      return "v07_decode_splitkv: a paged KV cache needs the device block_table and seqused_k (DeviceTensors)";
-    pk = {t.block_table, t.seqused_k, static_cast<int>(p.layout.page_size), p.layout.max_pages};
-  }
-  return pl.c->launch(AttnView::of(p), pk, t, p.dtype, splits, static_cast<int>(pl.row_tiles),
-                      splitkv::Partials::carve(workspace, p, splits), L);
+  return decode::launch_plan("v07_decode_splitkv", kConfigs, p, t, opt, workspace, L);
 }
 }  // namespace
 

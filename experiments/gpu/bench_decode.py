@@ -30,7 +30,8 @@ with status `refused` and its message), and every registered ioattn forward vari
 scalar rungs (--variants to choose), each with its registry launch configuration (splits
 included: `--splits` passes a split count to the variants that take one, 0 = the kernel's own
 heuristic). Timing: experiments/gpu/timing.py (CUDA-graph replay between events, host enqueue
-hidden, the L2 flushed when the problem fits in 4x L2). `max_abs_diff_vs_flash`: max |O - O_flash|
+hidden, the L2 flushed when the problem fits in 4x L2). The summary also gives v07b_decode_wgmma's
+GB/s over v07_decode_splitkv's per cache (`v07b/v07`, `v07b/v07@p16`) when both ran. `max_abs_diff_vs_flash`: max |O - O_flash|
 (sanity; the GPU suite is the correctness test). Writes DIR/decode.json (with context) and
 DIR/decode.csv, rewritten after every config. Never edit them by hand.
 """
@@ -52,6 +53,7 @@ from bench_sdpa import CONFIG_COLS, SCALAR, parse_ints  # noqa: E402
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 SDPA = {"sdpa:flash": SDPBackend.FLASH_ATTENTION, "sdpa:cudnn": SDPBackend.CUDNN_ATTENTION}
+V07, V07B = "ioattn:v07_decode_splitkv", "ioattn:v07b_decode_wgmma"  # the summary's v07b/v07 ratio
 
 
 def main():
@@ -154,6 +156,10 @@ def summarize(rows):
                        for s in sorted(impls[best]) if s in impls["sdpa:cudnn"]]
                 if per:
                     line += f", vs cudnn {sum(per) / len(per):.2f}x (" + ", ".join(f"{x:.2f}" for x in per) + ")"
+        # v07b (wgmma) beside v07 (mma.sync): GB/s ratio (v07 time / v07b time) per cache (contiguous, each page size).
+        for suffix in sorted({i[len(V07B):] for i in mean if i.startswith(V07B)}):
+            if V07 + suffix in mean:
+                line += f" | v07b/v07{suffix} {mean[V07B + suffix] / mean[V07 + suffix]:.2f}"
         print(line, flush=True)
 
 
