@@ -18,6 +18,7 @@
 
 #include "cli.hpp"
 #include "kernels/backward.hpp"
+#include "kernels/decode_splits.hpp"
 #include "kernels/design.hpp"
 #include "kernels/launch.hpp"
 #include "simulator/layouts.hpp"
@@ -221,7 +222,7 @@ struct SimFlags {
   std::string machine, strategy = "fa2", pass = "fwd", catalog, dq = "atomic", design = "native/none/fragments", kernel, grid_order = "bh_major";
   bool mask = false, no_l2 = false, json_out = false, datasheet = false, q_regs = false, p_lds = false;
   double dropout = 0.0;
-  int64_t br = 0, bc = 0, splits = 1, ctas = 0, stages = 0;
+  int64_t br = 0, bc = 0, splits = 0, ctas = 0, stages = 0;  // splits 0: not given
   std::string page_reads;   // layouts: rows|pages (paged KV only; default rows)
   bool gqa_packed = false;  // layouts: one CTA per K/V head holds its group's query heads
 };
@@ -229,6 +230,11 @@ struct SimFlags {
 // Variants whose CTA packs a K/V head's query heads (simulator/layouts.hpp, GQA packing): their
 // --kernel twin models the packing without --gqa-packed.
 constexpr std::string_view kGqaPackedVariants[] = {"v07_decode_splitkv"};
+// Variants whose launch picks its split count by the decode heuristic (kernels/decode_splits.hpp)
+// when --splits is not given: their --kernel twin takes the same count, from the twin's tile (keys
+// per stage = --bc, packed rows per CTA = --br) and CTAs per SM (--ctas-per-cu, else the model's
+// occupancy, clamped to 1..2 as the kernels clamp theirs).
+constexpr std::string_view kDecodeSplitVariants[] = {"v07_decode_splitkv", "v07b_decode_wgmma"};
 
 // The footer of `ioattn simulate --help`: one line per row of the strategy table.
 std::string strategies_help() {
@@ -250,7 +256,8 @@ int run_simulate(const SimFlags& f) {
   o.measured_ceilings = !f.datasheet;
   sim::Tiling t;
   t.strategy = strategy_or_throw(f.strategy);
-  t.splits = f.splits;
+  if (f.splits < 0) throw UsageError(fmt::format("--splits must be >= 1 (0 or absent: default; got {})", f.splits));
+  t.splits = std::max<int64_t>(1, f.splits);  // resolved below once the tile is known (f.splits == 0)
   t.ctas_per_cu = f.ctas;
   if (f.stages < 0) throw UsageError(fmt::format("--stages must be >= 0 (got {})", f.stages));
   t.stages = f.stages;
@@ -304,6 +311,17 @@ int run_simulate(const SimFlags& f) {
   } else {
     throw UsageError(fmt::format("no tile in {{16..256}}^2 fits {} for this problem; give --br/--bc", m.name));
   }
+  std::string splits_from = f.splits > 0 ? "given" : "default 1";
+  if (f.splits == 0 && sim::strategy_info(t.strategy).takes_splits &&
+      std::find(std::begin(kDecodeSplitVariants), std::end(kDecodeSplitVariants), std::string_view(f.kernel)) !=
+          std::end(kDecodeSplitVariants)) {
+    const int64_t rows = p.group_size() * p.seqlen_q;  // packed rows per K/V head
+    const int64_t ctas = t.ctas_per_cu > 0 ? t.ctas_per_cu
+                                           : std::clamp<int64_t>(guarded([&] { return sim::occupancy(p, m, t, o.pass); }), 1, 2);
+    t.splits = ioattn::kernels::decode::default_splits(p, t.Bc, ctas, (rows + t.Br - 1) / t.Br,
+                                                       ioattn::kernels::decode::kMaxSplits);
+    splits_from = "the variant's heuristic (kernels/decode_splits.hpp)";
+  }
   sim::LayoutModel lm;
   lm.gqa_packed = f.gqa_packed || std::find(std::begin(kGqaPackedVariants), std::end(kGqaPackedVariants),
                                             std::string_view(f.kernel)) != std::end(kGqaPackedVariants);
@@ -316,6 +334,7 @@ int run_simulate(const SimFlags& f) {
   const sim::Result& r = lr.result;
   if (f.json_out) {
     json j = result_json(r, m, paper, search, from);
+    j["tiling"]["splits_from"] = splits_from;
     j["layout"] = layout_json(lr.terms);
     std::cout << j.dump(2) << '\n';
   } else {
@@ -369,6 +388,8 @@ int run_check_claim(const ClaimFlags& f) {
   mech.calibrated_cta_fixed_s.reset();
   mech.calibrated_ws_wgmma_efficiency.reset();
   mech.calibrated_ring_stage_latency_s.reset();
+  mech.calibrated_inline_kv_exposed.reset();
+  mech.calibrated_page_visit_s.reset();
   mech.calibrated_bwd_mma_sync_efficiency.reset();
   mech.calibrated_bwd_wgmma_efficiency.reset();
   mech.calibrated_atomic_adds_per_cu_per_clock.reset();
@@ -590,7 +611,9 @@ void add_simulator_commands(CLI::App& root, Commands& out) {
     app->add_option("--dropout", f->dropout, unfused_names + ": dropout probability (adds a pass)");
     app->add_option("--br", f->br, "query rows per tile (default: searched)");
     app->add_option("--bc", f->bc, "key rows per tile (default: searched)");
-    app->add_option("--splits", f->splits, sim::strategy_names("|", takes_splits) + ": key ranges per query block")
+    app->add_option("--splits", f->splits, sim::strategy_names("|", takes_splits) +
+                                               ": key ranges per query block (0 or absent: 1, or with --kernel "
+                                               "v07_decode_splitkv/v07b_decode_wgmma the variant's own heuristic)")
         ->capture_default_str();
     app->add_option("--ctas-per-cu", f->ctas, "resident CTAs per CU (0: as many as fit)");
     app->add_option("--stages", f->stages, "K/V ring depth of the launch (0: not given; the warp-specialized design's ring term needs it)");

@@ -58,8 +58,9 @@ def measured(files) -> tuple[list[dict], float | None]:
     return rows, (median(copy) if copy else None)
 
 
-def model(rows: list[dict], exe: Path, out_csv: Path | None = None) -> list[dict]:
-    """The simulator's expected time of every v07 row (see the module comment); written to out_csv."""
+def model(rows: list[dict], exe: Path, out_csv: Path | None = None, catalog: str | None = None) -> list[dict]:
+    """The simulator's expected time of every v07 row (see the module comment); written to out_csv.
+    catalog: a machine catalog folder other than the built-in one (a calibration's trial copy)."""
     out = []
     for r in rows:
         if r["impl"] != V07:
@@ -75,6 +76,8 @@ def model(rows: list[dict], exe: Path, out_csv: Path | None = None) -> list[dict
             cmd.append("--causal")
         if page > 0:
             cmd += ["--page-size", str(page)]
+        if catalog:
+            cmd += ["--catalog", catalog]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd[1:])} failed: {p.stderr.strip()}")

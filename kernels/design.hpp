@@ -37,7 +37,10 @@ inline constexpr VariantDesign kVariantDesigns[] = {
     {"v05_fa2_fast", "mma_sync/none/fragments/walk=up"},    // mma.sync; ldmatrix from padded rows
     {"v06_fa2_wgmma", "wgmma/intra-warpgroup/fragments/walk=up"},  // wgmma; softmax of S_j under P_{j-1} V_{j-1}
     {"v08_fa3_warpspec", "wgmma/warp-specialized/fragments/walk=up"},  // TMA producer warp, 2 consumer warpgroups in ping-pong, v06's overlap inside each
-    {"v07_decode_splitkv", "mma_sync/none/fragments"},     // mma.sync decoding kernel (split-KV)
+    // v07: mma.sync decoding kernel (split-KV); its warps issue the cp.async copies of the next K/V
+    // stages between tiles, behind one CTA barrier per tile (kv=inline: no producer warp); a paged
+    // cache's table is read once per key of a tile into a shared row table (table=tile).
+    {"v07_decode_splitkv", "mma_sync/none/fragments/kv=inline/table=tile"},
     {"v09_fp8_wgmma", "wgmma/intra-warpgroup/fragments/vt-pass/walk=up"},  // v06's loop on wgmma e4m3, after its V transpose pass
     // The backward ladder (bwd_registry.cpp): the overlap of their softmax-gradient work with the
     // matrix units is not described in their headers, so none is modeled.

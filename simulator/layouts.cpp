@@ -102,9 +102,12 @@ void table_requests(const AttnProblem& p, const Tiling& t, const Options& o, boo
   const int64_t ps = p.layout.page_size;
   const int64_t chunks = ceil_div(p.head_dim * static_cast<int64_t>(dtype_bytes(p.dtype)), 16);
   const int64_t Br = std::max<int64_t>(1, t.Br), Bc = std::max<int64_t>(1, t.Bc);
+  // Lookups: one per 16-byte copy of K and of V, or (design table=tile) one per key of a tile, whose
+  // cache row the K and V copies then read from shared memory (v07's page-granular rows).
+  const int64_t per_key = t.design.table_per_tile ? 1 : chunks * 2;
   auto cta = [&](int64_t lo, int64_t hi, int64_t n) {
     lt.block_table_l2_bytes += n * pages_spanned(lo, hi, ps) * 4;
-    lt.table_lookups += n * std::max<int64_t>(0, hi - lo) * chunks * 2;  // K and V
+    lt.table_lookups += n * std::max<int64_t>(0, hi - lo) * per_key;
   };
   if (o.pass != Pass::bwd) {
     const int64_t heads = packed ? p.heads_kv : p.heads_q;
@@ -116,6 +119,21 @@ void table_requests(const AttnProblem& p, const Tiling& t, const Options& o, boo
   }
   if (o.pass != Pass::fwd)
     for (int64_t j = 0; j * Bc < nk; ++j) cta(j * Bc, std::min(nk, (j + 1) * Bc), p.heads_q);
+}
+
+// Pages the forward's CTAs enter over one sequence (nq queries, nk keys): its K/V ranges as
+// table_requests cuts them (heads x row tiles x splits), each page of a range counted once. The
+// expected time's page term (Tiling::page_visits, simulate.cpp) takes the sum over a length group.
+int64_t fwd_page_visits(const AttnProblem& p, const Tiling& t, bool packed, int64_t nq, int64_t nk) {
+  const int64_t ps = p.layout.page_size;
+  const int64_t Br = std::max<int64_t>(1, t.Br), Bc = std::max<int64_t>(1, t.Bc);
+  const int64_t heads = packed ? p.heads_kv : p.heads_q;
+  const int64_t tr = ceil_div(packed ? nq * p.group_size() : nq, Br);
+  const int64_t S = strategy_info(t.strategy).takes_splits ? std::max<int64_t>(1, t.splits) : 1;
+  const int64_t per = ceil_div(ceil_div(nk, Bc), S) * Bc;
+  int64_t v = 0;
+  for (int64_t s = 0; s < S; ++s) v += pages_spanned(std::min(nk, s * per), std::min(nk, (s + 1) * per), ps);
+  return heads * tr * v;
 }
 
 }  // namespace
@@ -179,7 +197,9 @@ LayoutResult simulate_layout_unchecked(const AttnProblem& p, const Machine& m, c
     const double launch = m.launch_overhead_s.value, cus = m.compute_units.value;
     bool first = true;
     for (const auto& [len, count] : groups) {
-      const Result g = simulate_unchecked(group_problem(p, count, len.first, len.second, packed), m, t, o);
+      Tiling tg = t;  // the group's page visits (forward of a paged cache), for the expected time
+      if (p.layout.paged() && o.pass == Pass::fwd) tg.page_visits = count * fwd_page_visits(p, t, packed, len.first, len.second);
+      const Result g = simulate_unchecked(group_problem(p, count, len.first, len.second, packed), m, tg, o);
       r.conventional_flops += conventional_flops(group_problem(p, count, len.first, len.second, false), o.pass);
       if (first) {
         const double conv = r.conventional_flops;

@@ -110,6 +110,15 @@ Machine load_machine(const std::filesystem::path& file) {
   if (m.calibrated_ring_stage_latency_s && !(m.calibrated_ring_stage_latency_s->value >= 0.0))
     throw SimError(fmt::format("machine file {}: calibrated_ring_stage_latency_s must be >= 0 (got {})", f,
                                m.calibrated_ring_stage_latency_s->value));
+  m.calibrated_inline_kv_exposed = read_optional(j, "calibrated_inline_kv_exposed", f);
+  if (m.calibrated_inline_kv_exposed &&
+      !(m.calibrated_inline_kv_exposed->value >= 0.0 && m.calibrated_inline_kv_exposed->value <= 1.0))
+    throw SimError(fmt::format("machine file {}: calibrated_inline_kv_exposed must be in [0, 1] (got {})", f,
+                               m.calibrated_inline_kv_exposed->value));
+  m.calibrated_page_visit_s = read_optional(j, "calibrated_page_visit_s", f);
+  if (m.calibrated_page_visit_s && !(m.calibrated_page_visit_s->value >= 0.0))
+    throw SimError(fmt::format("machine file {}: calibrated_page_visit_s must be >= 0 (got {})", f,
+                               m.calibrated_page_visit_s->value));
   m.calibrated_bwd_mma_sync_efficiency = read_optional(j, "calibrated_bwd_mma_sync_efficiency", f);
   m.calibrated_bwd_wgmma_efficiency = read_optional(j, "calibrated_bwd_wgmma_efficiency", f);
   m.calibrated_atomic_adds_per_cu_per_clock = read_optional(j, "calibrated_atomic_adds_per_cu_per_clock", f);

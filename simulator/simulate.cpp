@@ -124,6 +124,8 @@ std::string design_name(const Design& d) {
   }
   if (d.v_transpose_pass) s += "/vt-pass";
   if (d.walk != KvWalk::unspecified) s += d.walk == KvWalk::up ? "/walk=up" : "/walk=down";
+  if (d.kv_inline) s += "/kv=inline";
+  if (d.table_per_tile) s += "/table=tile";
   return s;
 }
 
@@ -191,8 +193,9 @@ std::optional<Design> parse_design(std::string_view s, std::string* why) {
     if (why) *why = std::move(msg);
     return std::nullopt;
   };
-  if (parts.size() > 6)
-    return fail(fmt::format("design '{}' has more than 6 parts (instr/overlap/lds[/dq=...][/vt-pass][/walk=...])", s));
+  if (parts.size() > 8)
+    return fail(fmt::format("design '{}' has more than 8 parts "
+                            "(instr/overlap/lds[/dq=...][/vt-pass][/walk=...][/kv=inline][/table=tile])", s));
   Design d;
   bool ok = false;
   for (auto v : {MatrixInstr::native, MatrixInstr::fma, MatrixInstr::mma_sync, MatrixInstr::wgmma, MatrixInstr::mfma})
@@ -216,14 +219,18 @@ std::optional<Design> parse_design(std::string_view s, std::string* why) {
       d.v_transpose_pass = true;
     } else if ((parts[i] == "walk=up" || parts[i] == "walk=down") && d.walk == KvWalk::unspecified) {
       d.walk = parts[i] == "walk=up" ? KvWalk::up : KvWalk::down;
+    } else if (parts[i] == "kv=inline" && !d.kv_inline) {
+      d.kv_inline = true;
+    } else if (parts[i] == "table=tile" && !d.table_per_tile) {
+      d.table_per_tile = true;
     } else if (parts[i].substr(0, 3) == "dq=" && !seen_dq) {
       seen_dq = true;
       if (auto q = parse_dq_pass(parts[i])) d.dq_pass = *q;
       else return fail(fmt::format("design '{}': the dq part must be dq=ORDER,BRxBC[@N][,d<=D:BRxBC[@N]] "
                                    "(ORDER a grid order, numbers in [1, 4096])", s));
     } else {
-      return fail(fmt::format("design '{}': part '{}' must be dq=..., vt-pass, walk=up or walk=down (each at most once)",
-                              s, parts[i]));
+      return fail(fmt::format("design '{}': part '{}' must be dq=..., vt-pass, walk=up, walk=down, kv=inline or "
+                              "table=tile (each at most once)", s, parts[i]));
     }
   }
   return d;
@@ -453,7 +460,12 @@ std::pair<double, const char*> instr_efficiency(MatrixInstr i, const Machine& m,
 //             none: c_mma + c_soft; intra-warpgroup: c_mma / matmuls + max(c_mma (matmuls-1)/matmuls,
 //             c_soft); ping-pong, warp-specialized: max(c_mma, c_soft); then max with LDS reads
 //   compute   max(tiles * c_tile / CUs / wave_efficiency, occupancy * max_cta_tiles * c_tile)
-//   kernel    launch + waves * cta_fixed + max(compute, HBM bytes / bandwidth, L2 bytes / L2 bandwidth)
+//   chain     (memory + phi * compute + page_visits * t_visit / CUs) / CTAs per CU: one CTA's serial
+//             path, its bytes at the CU's bandwidth plus what of its own compute and page visits its
+//             stream does not run under (phi: calibrated_inline_kv_exposed for a kv=inline design, else
+//             0; t_visit: calibrated_page_visit_s); co-resident CTAs overlap their chains
+//   kernel    launch + waves * cta_fixed + max(compute, memory, chain), memory = max(HBM bytes / bandwidth,
+//             L2 bytes / L2 bandwidth)
 void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, const Tiling& t, bool outer_is_q,
                     bool measured) {
   const double cus = m.compute_units.value, clock = m.clock_hz.value;
@@ -525,9 +537,19 @@ void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, con
   const double t_l2 = static_cast<double>(k.l2.total()) / m.l2_bandwidth.value;
   const double launch = m.launch_overhead_s.value;
   const double t_mem = std::max(t_hbm, t_l2);
-  k.time_s = launch + t_fixed + std::max(t_compute, t_mem);
-  k.expected_bound = t_compute >= t_mem ? "compute" : "memory";
-  if (launch + t_fixed > std::max(t_compute, t_mem)) k.expected_bound = "launch";
+  // The CTA's serial chain (kv=inline, page visits): resident CTAs per CU as the grid fills them (a
+  // grid of fewer CTAs than slots leaves fewer per CU to overlap their chains).
+  const double phi = t.design.kv_inline && m.calibrated_inline_kv_exposed ? m.calibrated_inline_kv_exposed->value : 0.0;
+  const double t_visit = m.calibrated_page_visit_s ? m.calibrated_page_visit_s->value : 0.0;
+  const double resident = std::clamp(static_cast<double>(k.grid) / cus, 1.0,
+                                     static_cast<double>(std::max<int64_t>(1, k.ctas_per_cu)));
+  const double t_exposed = phi * t_compute / resident;
+  const double t_pages = static_cast<double>(t.page_visits) * t_visit / cus / resident;
+  const double t_chain = t_mem / resident + t_exposed + t_pages;
+  const double t_body = std::max({t_compute, t_mem, t_chain});
+  k.time_s = launch + t_fixed + t_body;
+  k.expected_bound = t_chain > std::max(t_compute, t_mem) ? "chain" : t_compute >= t_mem ? "compute" : "memory";
+  if (launch + t_fixed > t_body) k.expected_bound = "launch";
   const double per_cu = 1.0 / cus;
   k.expected_terms = {
       {"matrix_issue", t_matrix * per_cu, eta_name, eta},
@@ -542,6 +564,8 @@ void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, con
       {"lds", t_lds * per_cu, "lds_bytes_per_cu_per_clock", m.lds_bytes_per_cu_per_clock.value * lds_eff},
       {"wave_quantization", t_compute - c_total * per_cu, "compute_units", cus},
       {"cta_fixed", t_fixed, "calibrated_cta_fixed_s", fixed},
+      {"kv_inline_exposed", t_exposed, "calibrated_inline_kv_exposed", phi},
+      {"page_visits", t_pages, "calibrated_page_visit_s", t_visit},
       {"hbm", t_hbm, measured && m.measured_bandwidth ? "measured_bandwidth" : "hbm_bandwidth", bw},
       {"l2", t_l2, "l2_bandwidth", m.l2_bandwidth.value},
       {"launch", launch, "launch_overhead_s", launch},

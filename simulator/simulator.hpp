@@ -91,6 +91,13 @@ struct Machine {
   // arrival and release: the Little's-law term of a ring of Tiling::stages stages).
   std::optional<Sourced> calibrated_ws_wgmma_efficiency;
   std::optional<Sourced> calibrated_ring_stage_latency_s;
+  // A K/V stream issued inline (Design::kv_inline: the warps that compute issue the next stages'
+  // copies between tiles, behind one CTA barrier per tile; v07): the share of a CTA's tile compute
+  // during which its own stream does not advance, and the seconds each page of a paged cache that a
+  // CTA's K/V range enters adds to that CTA's critical path (the table lookup and the page's address
+  // translation). Both on the CTA's serial chain of the expected time (simulate.cpp).
+  std::optional<Sourced> calibrated_inline_kv_exposed;
+  std::optional<Sourced> calibrated_page_visit_s;
   // Backward tile loops (K/V-outer dK/dV kernels and Q-outer dQ passes): the share of the dense rate
   // their five/four/three matmuls per tile reach, and the fp32 atomic adds of dQ the L2 completes.
   std::optional<Sourced> calibrated_bwd_mma_sync_efficiency;
@@ -262,6 +269,15 @@ struct DqPass {
 // same block in step, down (from the diagonal: FlashAttention-2's forward) every CTA that ends at the
 // same block; unspecified: in step only when every CTA runs the same number of tiles.
 enum class KvWalk { unspecified, up, down };
+// kv_inline ("kv=inline"): the K/V copies of the next stages are issued by the warps that run the tile
+// loop, between tiles, behind one CTA barrier per tile (v07: cp.async, no producer warp or TMA). Its
+// own stream then advances only while none of its compute is exposed: the expected time adds the CTA's
+// serial chain (its bytes at the CU's bandwidth plus the exposed share of its compute, machine
+// calibrated_inline_kv_exposed), which co-resident CTAs hide and a single resident CTA does not.
+// Default (false): the stream runs under the compute (a producer warp, TMA, or the model's overlap).
+// table_per_tile ("table=tile"): a paged cache's block table is read once per key of a tile into a
+// shared row table that the K and V copies of that key read (v07's page-granular rows); default: one
+// lookup per 16-byte copy of K and of V (layout_rows.hpp in v05/v06). Counts (`table_lookups`) only.
 struct Design {
   MatrixInstr instr = MatrixInstr::native;
   Overlap overlap = Overlap::none;
@@ -269,6 +285,8 @@ struct Design {
   DqPass dq_pass{};
   bool v_transpose_pass = false;
   KvWalk walk = KvWalk::unspecified;
+  bool kv_inline = false;
+  bool table_per_tile = false;
 };
 std::string_view matrix_instr_name(MatrixInstr i);
 std::string_view overlap_name(Overlap o);
@@ -277,7 +295,8 @@ std::string_view lds_read_name(LdsRead l);
 // optional parts, each at most once: a separate dQ pass of its own, "dq=ORDER,BRxBC[@N][,d<=D:BRxBC[@N]]"
 // (@N: CTAs per CU; e.g. "mma_sync/none/fragments/dq=qblock_major_rev,64x32,d<=64:64x64"), and
 // "vt-pass" (Design::v_transpose_pass; e.g. "wgmma/intra-warpgroup/fragments/vt-pass"), and
-// "walk=up" or "walk=down" (Design::walk);
+// "walk=up" or "walk=down" (Design::walk), "kv=inline" (Design::kv_inline), "table=tile"
+// (Design::table_per_tile);
 // nullopt with `why` naming the bad part otherwise.
 std::optional<Design> parse_design(std::string_view s, std::string* why = nullptr);
 std::string design_name(const Design& d);
@@ -291,6 +310,8 @@ struct Tiling {
   int64_t splits = 1;            // K/V ranges per query block (> 1 only where the strategy takes splits)
   int64_t ctas_per_cu = 0;       // 0: as many as LDS, registers and the machine allow
   int64_t stages = 0;            // K/V ring depth of the launch (0: not given; the ring term needs it)
+  int64_t page_visits = 0;       // paged KV: pages the CTAs' K/V ranges enter, summed over the CTAs of the
+                                 // forward's tiled kernel (layouts.cpp sets it per length group; 0: dense)
   bool q_in_registers = false;   // Q_i held in registers (else staged in LDS) over the inner loop
   bool p_through_lds = false;    // P staged in LDS between S = QK^T and PV (else in registers)
   DqMode dq = DqMode::atomic;    // flash backward, where the strategy takes dq (fa2, splitkv)
