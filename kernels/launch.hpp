@@ -73,6 +73,11 @@ using LaunchStatus = std::optional<std::string>;
 //                       block are dispatched together (v04)
 //     qblock_major_rev  as qblock_major, but CTA y computes query block Tr-1-y: the heavy (late,
 //                       under a causal mask) query blocks first (v05, v06)
+//     persistent_bh_major, persistent_qblock_major_rev
+//                       a persistent grid (one CTA per SM, fewer when there are fewer tiles): CTA c
+//                       walks the tiles c, c + grid_x, ... of the bh_major / qblock_major_rev order
+//                       of (b*Hq + h, query block); the first for unmasked problems, the second
+//                       (heavy first) for masked ones (v08p; kernels/tile_scheduler.hpp)
 //     rows_strided      grid-stride loops over elements or rows; a CTA owns no tile (v01)
 //     kv_bh_major       1-D grid, CTA = (b*Hkv + h_kv)*Tc + key_block: all key blocks of one K/V
 //                       head are dispatched together, each CTA walking every query head of its

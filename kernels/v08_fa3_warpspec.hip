@@ -3,13 +3,15 @@
 //
 // What changed vs v06_fa2_wgmma: in v06 every thread both loads (cp.async) and computes, and a
 // __syncthreads per K/V tile keeps the two warpgroups in lock step. Here the block is split by role:
-//   warpgroup 0, the producer: one thread issues every load as TMA (cp.async.bulk.tensor, 4-D
+//   warpgroup 0, the producer: two threads issue every load as TMA (cp.async.bulk.tensor, 4-D
 //     tensor maps over (d, head, seq, batch) built on the host with cuTensorMapEncodeTiled through
 //     the runtime's driver entry point, 128-byte swizzle, boxes of 64 columns x rows; rows past
 //     seqlen and columns past d are zero-filled by the TMA unit): Q once, then K_j and V_j into two
 //     rings of kStages shared buffers. Each buffer has a "full" mbarrier (the TMA's bytes,
 //     expect_tx) and an "empty" mbarrier (one arrival per consumer warp once its wgmma has read
-//     the buffer). setmaxnreg.dec gives its registers away (24 per thread).
+//     the buffer). setmaxnreg.dec gives its registers away (24 per thread). Lane 0 of warp 1 issues
+//     Q, lane 0 of warp 0 K and V (one thread issuing all three spilled at d 256 once the grid
+//     became persistent-capable, below).
 //   warpgroups 1 .. kC, the consumers (kC = Br / 64: 2 at Br 128, 3 at Br 192): 64 query rows each,
 //     setmaxnreg.inc to 240 (kC 2) or 160 (kC 3); wgmma S = Q K^T and O += P V with the online
 //     softmax, v06's intra-warpgroup overlap (step j issues S_j and O += P_{j-1} V_{j-1}, runs the
@@ -65,9 +67,45 @@
 // padded d 40 is clean (2026-12-01_eeb7765_racecheck_new); the tile sweep kernels/dev/v08_tiles.sh
 // (IOATTN_V08_CONFIG selects a row by name) picked d 64's Br 192 x Bc 128 (eeb7765_verify/
 // v08_tiles.csv); its benchmark is 2026-12-01_eeb7765_fwd_d64 (first in role `fast`).
-// Not done: a persistent grid with a tile scheduler, a TMA store of O, P through shared memory (what
-// lets FA3 take Bc 192 at d 64 beside 160 registers), varlen/paged layouts (refused by the registry).
+// Not done: a TMA store of O, P through shared memory (what lets FA3 take Bc 192 at d 64 beside 160
+// registers), varlen/paged layouts (refused by the registry).
 // Run: ioattn run --kernel v08_fa3_warpspec --seqlen 4096 --heads 16 --head-dim 128 --dtype bf16 --check
+//
+// Persistent grid (registry variant v08p_fa3_persistent; the same kernel with V08Tile's kPersistent,
+// every configuration of kConfigs): what changed vs the grid of one block per (b, h, query block):
+//   the grid is one block per SM (fewer when there are fewer work tiles; IOATTN_V08P_CTAS=N caps it,
+//   for tests); block c walks the work tiles c, c + grid, ... of kernels/tile_scheduler.hpp's static
+//   order: heavy query blocks first under a causal mask or window (the round robin then gives no
+//   block more than one tile's cost above another), head major otherwise (a head's query blocks
+//   side by side, the query heads of a GQA group consecutive: K_j, V_j read from HBM about once
+//   per (b, h_kv) while they stay in L2). Static, not an atomic counter: the header there says why.
+//   The mbarriers are initialized once; the K/V rings, and a Q ring of its own, run on across work
+//   tiles (ring tile kv0 + n: kv0 counts the block's earlier key tiles; Q load qn), so no phase is
+//   reset. Q has a "full" and an "empty" barrier per buffer (the 4 kC consumer warps arrive once
+//   every S = Q K^T of the tile has completed) and two buffers where shared memory allows (every
+//   configuration but d 256: the next tile's Q loads during this tile's loop; d 256 keeps one: its Q
+//   loads once this tile's last S = Q K^T has completed). Q and K/V have their own producer
+//   threads (above), so neither waits behind the other's ring. The producer threads run ahead into the
+//   next tile as soon as buffers free, so the next tile's Q, K_0, K_1, V_0 load while the consumers
+//   run this tile's last softmax, last P V and epilogue. The epilogue writes O and LSE from registers to
+//   global memory (no shared memory: nothing to race with the next tile's loads). The ping-pong's
+//   round robin also runs on across tiles (each consumer issues n_tiles times per tile): the last
+//   consumer's up-front arrival happens once per block, consumer 0's closing wait once at its end.
+//   Shared memory +Q (Br, kDp) + 16 bytes of barriers: d 64 Br 192 x Bc 128 115,808 bytes, d 128
+//   197,728, d 256 197,712 (one Q buffer; static_assert below).
+//   HBM traffic: the same formula as above (each work tile loads what a block did); what changes is
+//   how much of K/V is served by L2 (the order) and the launch/prologue/epilogue gaps between tiles.
+//   The simulator models the order (the launch reports persistent_bh_major / persistent_qblock_major_rev,
+//   read as bh_major / qblock_major_rev: the same waves), not the overlap across tiles.
+//   Registers (ptxas -v, CUDA 13.0, sm_90a): 168 / 128 at launch as above, 24 / 240 or 24 / 160
+//   after setmaxnreg, no wgmma serialization; 0 bytes of spills in the rows checked so far (d 64
+//   Br 192 x Bc 128, d 64 Br 128 x Bc 192, d 96 Br 192 x Bc 64, d 128 Br 128 x Bc 128, d 256 Br 128
+//   x Bc 64 with ping-pong), except d 256 without ping-pong (an IOATTN_V08_CONFIG-only row): 4 bytes
+//   of spill stores, 8 of loads. (A trap inside the tile loop serialized every Br 128 row; one
+//   producer thread for Q, K and V spilled at d 256: hence the trap after the loop and two
+//   producer threads.)
+//   Measured: not yet (no GPU run of v08p).
+// Run: ioattn run --kernel v08p_fa3_persistent --seqlen 1024 --batch 16 --heads 16 --head-dim 128 --dtype bf16 --check
 //
 // Supports: fp16, bf16; d a multiple of 8, <= 256; any Nq, Nk; causal (bottom-right), windows,
 // GQA/MQA; LSE out; fully masked rows give O = 0, LSE = -inf. Needs sm_90a device code
@@ -75,6 +113,7 @@
 // the device once (a one-thread probe kernel) and refuses with that message otherwise. Tensors must
 // be 16-byte aligned (TMA); cuTensorMapEncodeTiled's refusal is returned as one line. AMD: refused
 // (no wgmma, no TMA; v05 is the AMD path).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -90,6 +129,8 @@
 #include "kernels/platform/fragment.hpp"
 #include "kernels/platform/platform.hpp"
 #include "kernels/platform/wgmma.hpp"
+#include "kernels/tile_scheduler.hpp"
+#include "kernels/ws_pipeline.hpp"
 
 #if defined(IOATTN_PLATFORM_NVIDIA)
 #include <cuda.h>          // CUtensorMap and its enums
@@ -113,7 +154,7 @@ namespace {
 // (never stored).
 constexpr int head_dim_class(int64_t d) { return d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : d <= 192 ? 192 : 256; }
 
-template <int kD_, int kBr_, int kBc_, int kStages_, bool kPingPong_>
+template <int kD_, int kBr_, int kBc_, int kStages_, bool kPingPong_, bool kPersistent_ = false>
 struct V08Tile {
   static constexpr int kD = kD_;                  // Q K^T depth (the head-dim class)
   static constexpr int kDp = (kD_ + 63) / 64 * 64;  // shared tile / O width: whole 64-column panels
@@ -122,6 +163,9 @@ struct V08Tile {
   static constexpr int kBc = kBc_;
   static constexpr int kStages = kStages_;
   static constexpr bool kPingPong = kPingPong_;
+  // Persistent (v08p): the block walks work tiles of the TileScheduler order (tile_scheduler.hpp);
+  // Q gets an "empty" barrier per buffer and, where shared memory allows, a second buffer.
+  static constexpr bool kPersistent = kPersistent_;
   static constexpr int kThreads = 128 * (1 + kConsumers);  // producer warpgroup + consumers
   // Registers at launch (__launch_bounds__(kThreads, 1)): 65536 / kThreads rounded down to 8
   // (384 threads: 168, 512: 128); setmaxnreg moves them from the producer to the consumers.
@@ -129,8 +173,14 @@ struct V08Tile {
   static constexpr int kProducerRegs = 24, kConsumerRegs = kConsumers == 2 ? 240 : 160;
   static constexpr int kQBytes = kBr_ * kDp * 2;
   static constexpr int kKVBytes = kBc_ * kDp * 2;
-  static constexpr int kBarriers = 1 + 4 * kStages_;  // Q full; K full/empty, V full/empty per stage
-  static constexpr int kSmemBytes = 1024 /* alignment slack */ + kQBytes + 2 * kStages_ * kKVBytes + 8 * kBarriers;
+  static constexpr int kRingBytes = 1024 /* alignment slack */ + 2 * kStages_ * kKVBytes;
+  // Q buffers: 1; persistent: 2 where they fit (the next tile's Q loads during this tile's loop),
+  // else 1 (d 256: the next tile's Q loads once this tile's last S = Q K^T has completed).
+  static constexpr int kQStages =
+      kPersistent_ && kRingBytes + 2 * kQBytes + 8 * (4 + 4 * kStages_) <= kMaxSharedBytes ? 2 : 1;
+  // Q full (kQStages); K full/empty, V full/empty per stage; persistent: Q empty (kQStages).
+  static constexpr int kBarriers = kQStages * (kPersistent_ ? 2 : 1) + 4 * kStages_;
+  static constexpr int kSmemBytes = kRingBytes + kQStages * kQBytes + 8 * kBarriers;
   static_assert(kD_ == 64 || kD_ == 96 || kD_ == 128 || kD_ == 192 || kD_ == 256, "head-dim classes: 64, 96, 128, 192, 256");
   static_assert(kBr_ == 128 || kBr_ == 192, "Br: two or three consumer warpgroups of 64 rows");
   static_assert(kBc_ == 64 || kBc_ == 128 || kBc_ == 192, "Bc: S = Q K^T as wgmma N = 64 / 128 chunks; a TMA box has <= 256 rows");
@@ -147,6 +197,11 @@ static_assert(V08Tile<128, 128, 128, 2, true>::kSmemBytes == 164936 && V08Tile<6
                   V08Tile<64, 192, 128, 2, true>::kSmemBytes == 91208 &&
                   V08Tile<192, 128, 64, 2, true>::kSmemBytes == 148552,
               "the header's shared-memory figures");
+static_assert(V08Tile<128, 128, 128, 2, true, true>::kSmemBytes == 197728 &&
+                  V08Tile<64, 192, 128, 2, true, true>::kSmemBytes == 115808 &&
+                  V08Tile<256, 128, 64, 2, true, true>::kQStages == 1 &&
+                  V08Tile<256, 128, 64, 2, true, true>::kSmemBytes == 197712,
+              "the header's shared-memory figures (persistent)");
 
 // The three tensor maps, passed as one __grid_constant__ kernel parameter (TMA reads them from the
 // parameter space; CUtensorMap is 128-byte aligned).
@@ -210,127 +265,86 @@ __device__ __forceinline__ void issue_pv_ws(float (&r_O)[Tl::kDp / 2], const uin
   }
 }
 
-// ---- mbarrier, TMA, named barriers, setmaxnreg (PTX ISA 8.0, sm_90a) ----------------------------
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-// Make the initialized barriers visible to the other threads and to the async proxy (TMA).
-__device__ __forceinline__ void mbar_init_fence() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-// Arrive once and add `bytes` to the transaction count the current phase waits for.
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-// Arrive once from lane 0 of the calling warp (a predicate inside the asm, not a branch: this runs
-// while wgmma is in flight, where a branch makes ptxas serialize the wgmma).
-__device__ __forceinline__ void mbar_arrive_lane0(uint32_t bar, int lane) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.eq.u32 p, %1, 0;\n@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}\n" ::"r"(bar),
-      "r"(lane)
-      : "memory");
-}
-// One poll; a thread may sleep in it up to kPollNs while the phase is incomplete.
-constexpr int kPollNs = 1000;
-constexpr uint32_t kMaxPolls = 1u << 22;  // 2^22 polls: a few seconds at most
-__device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
-  uint32_t done;
-  asm volatile(
-      "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\nselp.u32 %0, 1, 0, p;\n}\n"
-      : "=r"(done)
-      : "r"(bar), "r"(parity), "n"(kPollNs)
-      : "memory");
-  return done != 0;
-}
-// Wait until the phase of parity `parity` has completed (a fresh barrier is in phase 0, so waiting
-// for parity 1 returns at once). Bounded: after kMaxPolls polls it gives up, sets `timed_out` and
-// every later wait of this thread returns at once; the thread traps at its end (outside the MMA
-// loop: a trap inside it made ptxas spill 564 bytes per thread and serialize the wgmma at d 128).
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, bool& timed_out) {
-  if (timed_out) return;
-  for (uint32_t polls = 0; !mbar_try_wait(bar, parity);)
-    if (++polls == kMaxPolls) {
-      timed_out = true;
-      return;
-    }
-}
-// One box of a 4-D tensor map (coordinates innermost first: column, head, row, batch) into shared
-// memory at `dst`; its bytes complete on `bar`. HBM read.
-__device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1,
-                                            int c2, int c3) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], "
-      "[%2];\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-      : "memory");
-}
-__device__ __forceinline__ void named_bar_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void named_bar_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-template <int kRegs>
-__device__ __forceinline__ void setmaxnreg_dec() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
-}
-template <int kRegs>
-__device__ __forceinline__ void setmaxnreg_inc() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
-}
+// The mbarrier, TMA, named-barrier and setmaxnreg helpers are shared with v10: kernels/ws_pipeline.hpp.
+using namespace ws;
 #endif  // IOATTN_V08_WS
 
 // Named barrier ids of the ping-pong (0 is __syncthreads): consumer c waits on kSchedBar + c.
-constexpr int kSchedBar = 1;
+using ws::kSchedBar;
+
+#if defined(IOATTN_V08_WS)
+// x, through a register move the compiler cannot see through: what is computed from it is computed
+// again rather than kept live from an earlier computation of the same expression.
+__device__ __forceinline__ int opaque(int x) {
+  int y;
+  asm volatile("mov.b32 %0, %1;\n" : "=r"(y) : "r"(x));
+  return y;
+}
+#endif
 
 template <class T, class Tl>
 __global__ void __launch_bounds__(Tl::kThreads, 1)
     fa3_warpspec_kernel(const __grid_constant__ V08Maps maps, AttnView a, T* __restrict__ g_O_all,
-                        float* __restrict__ g_LSE, uint32_t v_lbo, uint32_t v_sbo) {
+                        float* __restrict__ g_LSE, uint32_t v_lbo, uint32_t v_sbo, TileScheduler sched,
+                        int n_work) {
 #if defined(IOATTN_V08_WS)
   constexpr int kDp = Tl::kDp, kBr = Tl::kBr, kBc = Tl::kBc, kStages = Tl::kStages, kC = Tl::kConsumers;
+  constexpr int kQStages = Tl::kQStages;
+  constexpr bool kPersistent = Tl::kPersistent;
 
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern repeats every 8 rows x 128 bytes (TMA and wgmma agree on it when the tile
   // starts 1024-byte aligned).
   const uint32_t raw_addr = frag::smem_addr(smem_raw);
   unsigned char* s_base = smem_raw + ((1024 - raw_addr % 1024) % 1024);
-  const uint32_t s_Q = frag::smem_addr(s_base);          // (Br, kDp): kDp/64 panels of Br rows x 128 B
-  const uint32_t s_K = s_Q + Tl::kQBytes;                // kStages x (Bc, kDp), same layout
-  const uint32_t s_V = s_K + kStages * Tl::kKVBytes;     // kStages x (Bc, kDp)
-  const uint32_t s_bar = s_V + kStages * Tl::kKVBytes;   // kBarriers x 8 bytes
-  const uint32_t q_full = s_bar;
-  auto k_full = [&](int s) { return s_bar + 8 * (1 + s); };
-  auto k_empty = [&](int s) { return s_bar + 8 * (1 + kStages + s); };
-  auto v_full = [&](int s) { return s_bar + 8 * (1 + 2 * kStages + s); };
-  auto v_empty = [&](int s) { return s_bar + 8 * (1 + 3 * kStages + s); };
+  const uint32_t s_Q = frag::smem_addr(s_base);            // kQStages x (Br, kDp): kDp/64 panels of Br rows x 128 B
+  const uint32_t s_K = s_Q + kQStages * Tl::kQBytes;       // kStages x (Bc, kDp), same layout
+  const uint32_t s_V = s_K + kStages * Tl::kKVBytes;       // kStages x (Bc, kDp)
+  const uint32_t s_bar = s_V + kStages * Tl::kKVBytes;     // kBarriers x 8 bytes
+  auto q_full = [&](int s) { return s_bar + 8 * s; };
+  auto k_full = [&](int s) { return s_bar + 8 * (kQStages + s); };
+  auto k_empty = [&](int s) { return s_bar + 8 * (kQStages + kStages + s); };
+  auto v_full = [&](int s) { return s_bar + 8 * (kQStages + 2 * kStages + s); };
+  auto v_empty = [&](int s) { return s_bar + 8 * (kQStages + 3 * kStages + s); };
+  auto q_empty = [&](int s) { return s_bar + 8 * (kQStages + 4 * kStages + s); };  // persistent only
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, wg_id = tid / 128;
   const int seqlen_q = static_cast<int>(a.seqlen_q);
-  const int b = static_cast<int>(blockIdx.x / a.heads_q), h = static_cast<int>(blockIdx.x % a.heads_q);
-  const int i0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kBr;  // heavy query blocks first
-  const int i1 = min(i0 + kBr, seqlen_q);
   const MaskSpec& mask = a.mask;
-  const int kb_blk = static_cast<int>(mask.block_key_begin(i0, i1));
-  const int ke_blk = static_cast<int>(mask.block_key_end(i0, i1));
-  const int j_first = kb_blk / kBc;
-  const int j_last = ke_blk > kb_blk ? (ke_blk + kBc - 1) / kBc : j_first;
-  const int n_tiles = j_last - j_first;  // the same for every warpgroup of the block
-  // Tile n (= j - j_first) of either ring sits in buffer n % kStages, filled for the
-  // (n / kStages)-th time: its full barrier completes phase n / kStages, whose parity is waited for.
-  auto stage = [](int n) { return n % kStages; };
-  auto parity = [](int n) { return static_cast<uint32_t>((n / kStages) & 1); };
+  // Work tiles (b, h, query block): one per block, b * Hq + h = blockIdx.x and query block
+  // gridDim.y - 1 - blockIdx.y (heavy query blocks first); persistent, the tiles blockIdx.x,
+  // blockIdx.x + gridDim.x, ... of the scheduler's order (kernels/tile_scheduler.hpp). Every thread
+  // walks the same sequence; nothing about it is shared. The scheduler and n_work = sched.tiles()
+  // are kernel parameters (constant memory, not registers: the consumers have none to spare).
+  const int t_begin = kPersistent ? static_cast<int>(blockIdx.x) : 0, t_end = kPersistent ? n_work : 1;
+  const int t_step = kPersistent ? static_cast<int>(gridDim.x) : 1;
+  auto work_tile = [&](int t) -> WorkTile {
+    if constexpr (kPersistent) return sched.tile(t);
+    return {static_cast<int>(blockIdx.x / a.heads_q), static_cast<int>(blockIdx.x % a.heads_q),
+            static_cast<int>(gridDim.y - 1 - blockIdx.y)};
+  };
+  // The rings run on across work tiles (the barriers are initialized once): K/V tile n of a work
+  // tile is ring tile kv0 + n, kv0 the key tiles of the block's earlier work tiles; its Q is the
+  // qn-th Q load (work tiles without key tiles load nothing and count in neither). Ring tile r sits
+  // in buffer r % kStages, filled for the (r / kStages)-th time: its full barrier completes phase
+  // r / kStages, whose parity is waited for. Without persistence kv0 = qn = 0.
+  int kv0 = 0, qn = 0;
+  auto stage = [&](int n) { return (kv0 + n) % kStages; };
+  auto parity = [&](int n) { return static_cast<uint32_t>(((kv0 + n) / kStages) & 1); };
+  auto q_stage = [&] { return qn % kQStages; };
+  auto q_parity = [&] { return static_cast<uint32_t>((qn / kQStages) & 1); };
 
   bool timed_out = false;  // a barrier wait gave up (mbar_wait): trap before exiting
   if (tid == 0) {
-    mbar_init(q_full, 1);
+    for (int s = 0; s < kQStages; ++s) mbar_init(q_full(s), 1);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(k_full(s), 1);   // the producer's arrive.expect_tx; the TMA bytes complete it
       mbar_init(v_full(s), 1);
       mbar_init(k_empty(s), 4 * kC);  // lane 0 of each consumer warp
       mbar_init(v_empty(s), 4 * kC);
     }
+    if constexpr (kPersistent)
+      for (int s = 0; s < kQStages; ++s) mbar_init(q_empty(s), 4 * kC);  // lane 0 of each consumer warp
     mbar_init_fence();
   }
   __syncthreads();  // the last block-wide barrier: the roles part here
@@ -338,29 +352,62 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   if (wg_id == 0) {
     // ---- producer -------------------------------------------------------------------------------
     setmaxnreg_dec<Tl::kProducerRegs>();
-    if (warp == 0 && lane == 0 && n_tiles > 0) {  // no tile: nothing is loaded, nothing waited for
-      const int hk = static_cast<int>(a.kv_head_of(h));
-      mbar_arrive_expect_tx(q_full, Tl::kQBytes);
+    // Lane 0 of warp 0 issues K and V, lane 0 of warp 1 issues Q: neither waits behind the other's
+    // barriers (persistent: the next tile's Q waits for its buffer to be released), and each
+    // thread's loop state fits the producer's 24 registers (one thread issuing both spilled at d 256).
+    const bool kv_thread = warp == 0 && lane == 0;
+    const bool q_thread = warp == 1 && lane == 0;
+    // The work tile's rows and key tiles (the consumers compute the same).
+    auto tile_keys = [&](int t, int& i0, int& j_first) {
+      i0 = work_tile(t).q * kBr;
+      const KeyTiles kt = key_tiles(mask, i0, min(i0 + kBr, seqlen_q), kBc);
+      j_first = static_cast<int>(kt.j_first);
+      return static_cast<int>(kt.count());
+    };
+    if (q_thread) {
+      int qn_p = 0;  // this thread's count of Q loads (the consumers' qn)
+      for (int t = t_begin; t < t_end; t += t_step) {
+        int i0, j_first;
+        if (tile_keys(t, i0, j_first) == 0) continue;  // no key tile: nothing is loaded, nothing waited for
+        const WorkTile w = work_tile(t);
+        const int qs = qn_p % kQStages;
+        // Q into buffer qs; persistent: once the consumers released its previous tile (the empty
+        // barrier's phase ((qn / kQStages) & 1) ^ 1; immediate for the first kQStages loads).
+        if constexpr (kPersistent) mbar_wait(q_empty(qs), ((qn_p / kQStages) & 1) ^ 1u, timed_out);
+        const uint32_t dst = s_Q + qs * Tl::kQBytes, full = q_full(qs);
+        mbar_arrive_expect_tx(full, Tl::kQBytes);
 #pragma unroll
-      for (int c = 0; c < kC; ++c)  // consumer c's 64 rows, panel p: rows 64c.. of panel p
+        for (int c = 0; c < kC; ++c)  // consumer c's 64 rows, panel p: rows 64c.. of panel p
 #pragma unroll
-        for (int p = 0; p < kDp / 64; ++p)  // HBM read: Q_i, once
-          tma_load_4d(s_Q + p * (kBr * 128) + c * (64 * 128), &maps.q, q_full, 64 * p, h, i0 + 64 * c, b);
-      // Loads in the order the consumers use them: K_0, then K_{n+1}, V_n for n = 0, 1, ...
-      // Before refilling a buffer, wait until the 4 kC consumer warps released its previous tile
-      // (tile n - kStages: phase parity(n) ^ 1 of the empty barrier; immediate for n < kStages).
-      auto load_kv = [&](uint32_t s_ring, uint32_t full, uint32_t empty, const CUtensorMap* map, int n) {
-        mbar_wait(empty, parity(n) ^ 1u, timed_out);
-        mbar_arrive_expect_tx(full, Tl::kKVBytes);
-        const uint32_t dst = s_ring + stage(n) * Tl::kKVBytes;
+          for (int p = 0; p < kDp / 64; ++p)  // HBM read: Q_i, once
+            tma_load_4d(dst + p * (kBr * 128) + c * (64 * 128), &maps.q, full, 64 * p, w.h, i0 + 64 * c, w.b);
+        if constexpr (kPersistent) ++qn_p;
+      }
+    }
+    if (kv_thread) {
+      for (int t = t_begin; t < t_end; t += t_step) {
+        int i0, j_first;
+        const int n_tiles = tile_keys(t, i0, j_first);
+        if (n_tiles == 0) continue;
+        const WorkTile w = work_tile(t);
+        const int hk = static_cast<int>(a.kv_head_of(w.h));
+        // Loads in the order the consumers use them: K_0, then K_{n+1}, V_n for n = 0, 1, ...
+        // Before refilling a buffer, wait until the 4 kC consumer warps released its previous tile
+        // (ring tile r - kStages: phase parity(n) ^ 1 of the empty barrier; immediate for r < kStages).
+        auto load_kv = [&](uint32_t s_ring, uint32_t full, uint32_t empty, const CUtensorMap* map, int n) {
+          mbar_wait(empty, parity(n) ^ 1u, timed_out);
+          mbar_arrive_expect_tx(full, Tl::kKVBytes);
+          const uint32_t dst = s_ring + stage(n) * Tl::kKVBytes;
 #pragma unroll
-        for (int p = 0; p < kDp / 64; ++p)  // HBM read: K_j / V_j, once per (query block, j)
-          tma_load_4d(dst + p * (kBc * 128), map, full, 64 * p, hk, (j_first + n) * kBc, b);
-      };
-      load_kv(s_K, k_full(0), k_empty(0), &maps.k, 0);
-      for (int n = 0; n < n_tiles; ++n) {
-        if (n + 1 < n_tiles) load_kv(s_K, k_full(stage(n + 1)), k_empty(stage(n + 1)), &maps.k, n + 1);
-        load_kv(s_V, v_full(stage(n)), v_empty(stage(n)), &maps.v, n);
+          for (int p = 0; p < kDp / 64; ++p)  // HBM read: K_j / V_j, once per (query block, j)
+            tma_load_4d(dst + p * (kBc * 128), map, full, 64 * p, hk, (j_first + n) * kBc, w.b);
+        };
+        load_kv(s_K, k_full(stage(0)), k_empty(stage(0)), &maps.k, 0);
+        for (int n = 0; n < n_tiles; ++n) {
+          if (n + 1 < n_tiles) load_kv(s_K, k_full(stage(n + 1)), k_empty(stage(n + 1)), &maps.k, n + 1);
+          load_kv(s_V, v_full(stage(n)), v_empty(stage(n)), &maps.v, n);
+        }
+        if constexpr (kPersistent) kv0 += n_tiles;
       }
     }
     if (timed_out) __trap();
@@ -371,15 +418,6 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   setmaxnreg_inc<Tl::kConsumerRegs>();
   const int c = wg_id - 1;  // consumer warpgroup (0 .. kC - 1): query rows 64c .. 64c + 63 of the block
   const int cw = warp % 4;  // warp within it: rows 16 cw .. 16 cw + 15 of those
-  const int wi0 = i0 + 64 * c + 16 * cw, wi1 = min(wi0 + 16, seqlen_q);
-  int key_lo[2], key_hi[2];  // visible keys of this thread's rows wi0 + lane/4 + 8s (none past seqlen_q)
-#pragma unroll
-  for (int s = 0; s < 2; ++s) {
-    const int i = wi0 + lane / 4 + 8 * s;
-    key_lo[s] = i < seqlen_q ? static_cast<int>(mask.key_begin(i)) : 0;
-    key_hi[s] = i < seqlen_q ? static_cast<int>(mask.key_end(i)) : 0;
-  }
-  const uint32_t q_addr = s_Q + 64 * c * 128;  // this warpgroup's 64 rows, panel 0
   auto k_addr = [&](int n) { return s_K + stage(n) * Tl::kKVBytes; };
   auto v_addr = [&](int n) { return s_V + stage(n) * Tl::kKVBytes; };
 
@@ -387,10 +425,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   float r_S[kBc / 2];
   uint32_t r_P[kBc / 16][4];  // P as the A operand of O += P V, 16 keys per MMA
 #pragma unroll
-  for (int x = 0; x < kDp / 2; ++x) r_O[x] = 0.f;
-#pragma unroll
   for (int x = 0; x < kBc / 2; ++x) r_S[x] = 0.f;
-  float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.f, 0.f};  // rows lane/4 and lane/4 + 8
   const float sl2 = a.scale_log2;
   float alpha[2];
   auto rescale_o = [&](const float (&al)[2]) {
@@ -405,86 +440,122 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   auto slot_pass = [&] {
     if constexpr (Tl::kPingPong) named_bar_arrive(kSchedBar + (c + 1) % kC, 256);
   };
+  // The round robin starts once per block and runs on across work tiles (every consumer issues
+  // n_tiles times per work tile, so the slot returns to consumer 0 at each tile's start): the last
+  // consumer arrives once up front (consumer 0 goes first), consumer 0 takes its last arrival after
+  // the last tile, so both named barriers are idle when the block exits.
+  if constexpr (Tl::kPingPong)
+    if (c == kC - 1) named_bar_arrive(kSchedBar + 0, 256);
 
-  if (n_tiles > 0) {
-    if constexpr (Tl::kPingPong)
-      if (c == kC - 1) named_bar_arrive(kSchedBar + 0, 256);  // consumer 0 issues first
-    mbar_wait(q_full, 0, timed_out);
-    // Tile 0: S_0 alone (O is still 0: nothing to rescale), masked (it may hold the first keys).
-    mbar_wait(k_full(0), 0, timed_out);
-    slot_wait();
-    issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(0));
-    wg::commit();
-    slot_pass();
-    wg::wait_all();
-    wg::fence_regs(r_S);
-    mbar_arrive_lane0(k_empty(0), lane);  // K_0 read by this warp's share of the wgmma
-    mask_tile<kBc>(r_S, key_lo, key_hi, j_first * kBc, lane);
-    (void)softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
-    pack_p<T, kBc>(r_S, r_P);
-    // Step n: S_n = Q K_n^T and O += P_{n-1} V_{n-1} issued together, S_n waited for, its softmax
-    // while P V runs, then P V waited for and O rescaled. As in v06 nothing between issue and wait
-    // touches r_P or r_O or branches (the barrier arrivals are predicated asm).
-    auto step = [&](int n, auto masked) {
-      mbar_wait(k_full(stage(n)), parity(n), timed_out);
-      mbar_wait(v_full(stage(n - 1)), parity(n - 1), timed_out);
+  for (int t = t_begin; t < t_end; t += t_step) {
+    const int i0 = work_tile(t).q * kBr, i1 = min(i0 + kBr, seqlen_q);
+    const KeyTiles kt = key_tiles(mask, i0, i1, kBc);
+    const int j_first = static_cast<int>(kt.j_first), n_tiles = static_cast<int>(kt.count());
+    const int j_last = j_first + n_tiles;  // the same for every warpgroup of the block
+    int key_lo[2], key_hi[2];  // visible keys of this thread's rows i0 + 64c + 16cw + lane/4 + 8s (none past seqlen_q)
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      const int i = i0 + 64 * c + 16 * cw + lane / 4 + 8 * s;
+      key_lo[s] = i < seqlen_q ? static_cast<int>(mask.key_begin(i)) : 0;
+      key_hi[s] = i < seqlen_q ? static_cast<int>(mask.key_end(i)) : 0;
+    }
+    const uint32_t q_addr = s_Q + q_stage() * Tl::kQBytes + 64 * c * 128;  // this warpgroup's 64 rows, panel 0
+#pragma unroll
+    for (int x = 0; x < kDp / 2; ++x) r_O[x] = 0.f;
+    float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.f, 0.f};  // rows lane/4 and lane/4 + 8
+
+    if (n_tiles > 0) {
+      mbar_wait(q_full(q_stage()), q_parity(), timed_out);
+      // Tile 0: S_0 alone (O is still 0: nothing to rescale), masked (it may hold the first keys).
+      mbar_wait(k_full(stage(0)), parity(0), timed_out);
       slot_wait();
-      issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(n));
-      wg::commit();
-      issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n - 1), v_lbo, v_sbo);
+      issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(0));
       wg::commit();
       slot_pass();
-      wg::wait<1>();
+      wg::wait_all();
       wg::fence_regs(r_S);
-      mbar_arrive_lane0(k_empty(stage(n)), lane);
-      if constexpr (decltype(masked)::value) mask_tile<kBc>(r_S, key_lo, key_hi, (j_first + n) * kBc, lane);
-      const bool rescale = softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);  // P_n stays fp32 in r_S
+      mbar_arrive_lane0(k_empty(stage(0)), lane);  // K_0 read by this warp's share of the wgmma
+      mask_tile<kBc>(r_S, key_lo, key_hi, j_first * kBc, lane);
+      (void)softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
+      pack_p<T, kBc>(r_S, r_P);
+      // Step n: S_n = Q K_n^T and O += P_{n-1} V_{n-1} issued together, S_n waited for, its softmax
+      // while P V runs, then P V waited for and O rescaled. As in v06 nothing between issue and wait
+      // touches r_P or r_O or branches (the barrier arrivals are predicated asm).
+      auto step = [&](int n, auto masked) {
+        mbar_wait(k_full(stage(n)), parity(n), timed_out);
+        mbar_wait(v_full(stage(n - 1)), parity(n - 1), timed_out);
+        slot_wait();
+        issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(n));
+        wg::commit();
+        issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n - 1), v_lbo, v_sbo);
+        wg::commit();
+        slot_pass();
+        wg::wait<1>();
+        wg::fence_regs(r_S);
+        mbar_arrive_lane0(k_empty(stage(n)), lane);
+        if constexpr (decltype(masked)::value) mask_tile<kBc>(r_S, key_lo, key_hi, (j_first + n) * kBc, lane);
+        const bool rescale = softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);  // P_n stays fp32 in r_S
+        wg::wait_all();
+        wg::fence_regs(r_O);
+        mbar_arrive_lane0(v_empty(stage(n - 1)), lane);
+        if (rescale) rescale_o(alpha);
+        pack_p<T, kBc>(r_S, r_P);  // only now: the P V just waited for read r_P until it completed
+      };
+      // Tiles [ju0, ju1) are unmasked for every row of the block (key_begin and key_end grow with i).
+      const int ju0 = max(j_first + 1, (static_cast<int>(mask.key_begin(i1 - 1)) + kBc - 1) / kBc);
+      const int ju1 = max(ju0, min(j_last, static_cast<int>(mask.key_end(i0)) / kBc));
+      for (int j = j_first + 1; j < ju0 && j < j_last; ++j) step(j - j_first, std::true_type{});
+      for (int j = ju0; j < ju1; ++j) step(j - j_first, std::false_type{});
+      for (int j = max(ju1, j_first + 1); j < j_last; ++j) step(j - j_first, std::true_type{});
+      // Every S = Q K^T of this work tile has completed: Q's buffer may take the next tile's Q.
+      if constexpr (kPersistent) mbar_arrive_lane0(q_empty(q_stage()), lane);
+      // The last P V.
+      mbar_wait(v_full(stage(n_tiles - 1)), parity(n_tiles - 1), timed_out);
+      issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n_tiles - 1), v_lbo, v_sbo);
+      wg::commit();
       wg::wait_all();
       wg::fence_regs(r_O);
-      mbar_arrive_lane0(v_empty(stage(n - 1)), lane);
-      if (rescale) rescale_o(alpha);
-      pack_p<T, kBc>(r_S, r_P);  // only now: the P V just waited for read r_P until it completed
-    };
-    // Tiles [ju0, ju1) are unmasked for every row of the block (key_begin and key_end grow with i).
-    const int ju0 = max(j_first + 1, (static_cast<int>(mask.key_begin(i1 - 1)) + kBc - 1) / kBc);
-    const int ju1 = max(ju0, min(j_last, static_cast<int>(mask.key_end(i0)) / kBc));
-    for (int j = j_first + 1; j < ju0 && j < j_last; ++j) step(j - j_first, std::true_type{});
-    for (int j = ju0; j < ju1; ++j) step(j - j_first, std::false_type{});
-    for (int j = max(ju1, j_first + 1); j < j_last; ++j) step(j - j_first, std::true_type{});
-    // The last P V.
-    mbar_wait(v_full(stage(n_tiles - 1)), parity(n_tiles - 1), timed_out);
-    issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n_tiles - 1), v_lbo, v_sbo);
-    wg::commit();
-    wg::wait_all();
-    wg::fence_regs(r_O);
-    mbar_arrive_lane0(v_empty(stage(n_tiles - 1)), lane);
-    // The last consumer's last arrival on consumer 0's barrier is still pending: take it, so both named
-    // barriers are idle when the block exits.
-    if constexpr (Tl::kPingPong)
-      if (c == 0) named_bar_sync(kSchedBar + 0, 256);
-  }
+      mbar_arrive_lane0(v_empty(stage(n_tiles - 1)), lane);
+    }
 
-  if (timed_out) __trap();  // a protocol bug: fail the launch rather than write O
-  // Epilogue (v06's): O / l straight from the accumulators (4-byte stores), LSE = scale m + log l.
-  T* g_O = g_O_all + a.q_offset(b, 0, h);
-  const int64_t q_stride = a.q_row_stride();
-  const int d = static_cast<int>(a.head_dim);  // a multiple of 8 (supports()): whole 8-column atoms
+    // A protocol bug: fail the launch rather than write O. Persistent: only after the last tile (a
+    // trap inside the tile loop, which holds the MMA loop, makes ptxas serialize the wgmma); a thread
+    // whose wait gave up runs on through the remaining tiles without waiting (so the named barriers
+    // still balance) and traps there; the launch fails either way.
+    if constexpr (!kPersistent)
+      if (timed_out) __trap();
+    // Epilogue (v06's): O / l straight from the accumulators (4-byte stores), LSE = scale m + log l.
+    // Registers to global memory only: the next tile's loads into shared memory cannot race with it.
+    // The tile is decoded again here, from a copy of t the compiler cannot see through, so that b, h
+    // and the rows are not held in registers across the MMA loop (persistent: t is the only one).
+    const WorkTile we = work_tile(kPersistent ? opaque(t) : t);
+    const int wi0 = we.q * kBr + 64 * c + 16 * cw;
+    T* const g_O = g_O_all + a.q_offset(we.b, 0, we.h);
+    const int64_t q_stride = a.q_row_stride();
+    const int d = static_cast<int>(a.head_dim);  // a multiple of 8 (supports()): whole 8-column atoms
 #pragma unroll
-  for (int s = 0; s < 2; ++s) l_i[s] = frag::row_allreduce_sum(l_i[s]);
+    for (int s = 0; s < 2; ++s) l_i[s] = frag::row_allreduce_sum(l_i[s]);
 #pragma unroll
-  for (int s = 0; s < 2; ++s) {
-    const int i = wi0 + lane / 4 + 8 * s;
-    if (i >= seqlen_q) continue;
-    const float inv_l = l_i[s] > 0.f ? 1.f / l_i[s] : 0.f;
+    for (int s = 0; s < 2; ++s) {
+      const int i = wi0 + lane / 4 + 8 * s;
+      if (i >= seqlen_q) continue;
+      const float inv_l = l_i[s] > 0.f ? 1.f / l_i[s] : 0.f;
 #pragma unroll
-    for (int t = 0; t < kDp / 8; ++t)  // HBM write: O_i, once; atoms of columns >= d (padding) are not stored
-      if (8 * t < d)
-        *reinterpret_cast<uint32_t*>(g_O + i * q_stride + 8 * t + 2 * (lane % 4)) =
-            frag::pack2<T>(r_O[4 * t + 2 * s] * inv_l, r_O[4 * t + 2 * s + 1] * inv_l);
-    if (lane % 4 == 0) g_LSE[a.lse_offset(b, h, i)] = l_i[s] > 0.f ? m_i[s] * a.scale + logf(l_i[s]) : -INFINITY;
+      for (int tt = 0; tt < kDp / 8; ++tt)  // HBM write: O_i, once; atoms of columns >= d (padding) are not stored
+        if (8 * tt < d)
+          *reinterpret_cast<uint32_t*>(g_O + i * q_stride + 8 * tt + 2 * (lane % 4)) =
+              frag::pack2<T>(r_O[4 * tt + 2 * s] * inv_l, r_O[4 * tt + 2 * s + 1] * inv_l);
+      if (lane % 4 == 0)
+        g_LSE[a.lse_offset(we.b, we.h, i)] = l_i[s] > 0.f ? m_i[s] * a.scale + logf(l_i[s]) : -INFINITY;
+    }
+    if constexpr (kPersistent) kv0 += n_tiles, qn += n_tiles > 0 ? 1 : 0;
   }
+  if constexpr (Tl::kPingPong)
+    if (c == 0) named_bar_sync(kSchedBar + 0, 256);
+  if constexpr (kPersistent)
+    if (timed_out) __trap();
 #else
-  (void)maps, (void)a, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo;
+  (void)maps, (void)a, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo, (void)sched, (void)n_work;
 #endif
 }
 
@@ -498,67 +569,62 @@ __global__ void warpspec_probe_kernel(int* out) {
 }
 
 // ---- host: tensor maps --------------------------------------------------------------------------
-using EncodeTiled = PFN_cuTensorMapEncodeTiled_v12000;
-
-// The driver's cuTensorMapEncodeTiled, looked up once through the runtime (no -lcuda needed).
-LaunchStatus encoder(EncodeTiled& fn) {
-  static EncodeTiled cached = nullptr;
-  static bool looked = false;
-  if (!looked) {
-    looked = true;
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
-      cached = reinterpret_cast<EncodeTiled>(p);
-    (void)cudaGetLastError();
-  }
-  if (!cached) return "v08_fa3_warpspec: the driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12 or later)";
-  fn = cached;
-  return std::nullopt;
-}
-
-// A (batch, seqlen, heads, d) BSHD tensor as a 4-D tensor map, dims innermost first (d, heads,
-// seqlen, batch), boxes of 64 columns (128 bytes: the swizzle span) x 1 head x box_rows rows x 1
-// sequence, 128-byte swizzle; rows past seqlen are zero-filled. describe(): `base` is null and a
-// stand-in aligned address is encoded instead (the map is then never used), so the shape checks run
-// the same in config() as in launch().
+// A (batch, seqlen, heads, d) BSHD tensor as a 4-D tensor map (ws::encode_bshd), boxes of 64
+// columns (128 bytes: the swizzle span) x 1 head x box_rows rows x 1 sequence, 128-byte swizzle;
+// rows past seqlen are zero-filled.
 LaunchStatus encode(CUtensorMap& m, const char* what, const void* base, DType dt, int64_t batch, int64_t seqlen,
                     int64_t heads, int64_t d, int box_rows) {
-  EncodeTiled fn = nullptr;
-  if (auto e = encoder(fn)) return e;
-  void* addr = base ? const_cast<void*>(base) : reinterpret_cast<void*>(uintptr_t{1} << 20);
-  const cuuint64_t e = 2;  // bytes per element
-  // A zero-length dimension is not encodable; with seqlen 0 no box of that tensor is loaded.
-  const int64_t rows = seqlen > 0 ? seqlen : 1;
-  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(heads),
-                              static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(batch)};
-  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(d) * e, static_cast<cuuint64_t>(heads * d) * e,
-                                 static_cast<cuuint64_t>(rows * heads * d) * e};
-  const cuuint32_t box[4] = {64, 1, static_cast<cuuint32_t>(box_rows), 1};
-  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
-  const CUresult r = fn(&m, dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
-                        addr, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    return std::string("v08_fa3_warpspec: cuTensorMapEncodeTiled refused the ") + what +
-           " tensor (error " + std::to_string(static_cast<int>(r)) +
-           "; TMA needs a 16-byte aligned base and 16-byte row strides)";
-  return std::nullopt;
+  return ws::encode_bshd(m, "v08_fa3_warpspec", what, base,
+                         dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+                         batch, seqlen, heads, d, 64, box_rows, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
+using LaunchFn = LaunchStatus (*)(const AttnView&, const DeviceTensors&, DType, const Launcher&);
 struct Config {
   int d, br, bc;
   const char* name;
-  LaunchStatus (*launch)(const AttnView&, const DeviceTensors&, DType, const Launcher&);
+  LaunchFn launch;             // v08_fa3_warpspec: one block per work tile
+  LaunchFn launch_persistent;  // v08p_fa3_persistent: the same tile, a persistent grid
 };
+
+// The persistent grid's CTAs: one per SM of the current device; IOATTN_V08P_CTAS=N (a test and
+// tuning selector, N >= 1) caps them at N, so that small problems walk several tiles per CTA.
+LaunchStatus persistent_sms(int64_t& sms) {
+  int dev = 0, n = 0;
+  IOATTN_CHECK(cudaGetDevice(&dev));
+  IOATTN_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  sms = n;
+  if (const char* cap = std::getenv("IOATTN_V08P_CTAS"); cap && cap[0] != '\0') {
+    char* end = nullptr;
+    const long v = std::strtol(cap, &end, 10);
+    if (*end != '\0' || v < 1) return std::string("v08p_fa3_persistent: IOATTN_V08P_CTAS must be an integer >= 1 (got '") + cap + "')";
+    sms = std::min<int64_t>(sms, v);
+  }
+  return std::nullopt;
+}
 
 template <class Tl>
 LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, const Launcher& L) {
-  const int64_t q_blocks = (a.seqlen_q + Tl::kBr - 1) / Tl::kBr;
-  if (q_blocks > 65535) return "v08_fa3_warpspec: seqlen_q must be <= " + std::to_string(65535 * Tl::kBr);
-  const dim3 grid(static_cast<unsigned>(a.batch * a.heads_q), static_cast<unsigned>(q_blocks));
+  dim3 grid;
+  // Without persistence the kernel reverses blockIdx.y (heavy query blocks first).
+  const char* order = "qblock_major_rev";
+  const TileScheduler sched = make_tile_scheduler(a.batch, a.heads_q, a.seqlen_q, Tl::kBr, a.mask);
+  if constexpr (Tl::kPersistent) {
+    int64_t sms = 0;
+    if (auto e = persistent_sms(sms)) return e;
+    const int64_t ctas = persistent_ctas(sched.tiles(), sms);
+    // The kernel counts work tiles and a CTA's K/V ring tiles in ints.
+    const int64_t key_tiles_per_cta = (sched.tiles() + ctas - 1) / ctas * ((a.seqlen_k + Tl::kBc - 1) / Tl::kBc);
+    if (sched.tiles() > INT32_MAX || key_tiles_per_cta > INT32_MAX)
+      return "v08p_fa3_persistent: batch * heads_q * ceil(seqlen_q / Br) and ceil(that / SMs) * ceil(seqlen_k / Bc) "
+             "must be < 2^31";
+    grid = dim3(static_cast<unsigned>(ctas));
+    order = sched.grid_order();
+  } else {
+    const int64_t q_blocks = (a.seqlen_q + Tl::kBr - 1) / Tl::kBr;
+    if (q_blocks > 65535) return "v08_fa3_warpspec: seqlen_q must be <= " + std::to_string(65535 * Tl::kBr);
+    grid = dim3(static_cast<unsigned>(a.batch * a.heads_q), static_cast<unsigned>(q_blocks));
+  }
   V08Maps maps{};
   if (auto e = encode(maps.q, "Q", t.q, dt, a.batch, a.seqlen_q, a.heads_q, a.head_dim, 64)) return e;
   if (auto e = encode(maps.k, "K", t.k, dt, a.batch, a.seqlen_k, a.heads_kv, a.head_dim, Tl::kBc)) return e;
@@ -566,22 +632,20 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
   // V's descriptor for the N-major B operand, as v06: LBO = Bc x 128 bytes (one 64-column panel of
   // d to the next), SBO = 1024 bytes (one 8-key group to the next).
   const uint32_t lbo = Tl::kBc * 128, sbo = 1024;
-  // The kernel reverses blockIdx.y (heavy query blocks first).
-  const MainKernel main{.br = Tl::kBr, .bc = Tl::kBc, .stages = Tl::kStages, .splits = 0,
-                        .grid_order = "qblock_major_rev"};
+  const MainKernel main{.br = Tl::kBr, .bc = Tl::kBc, .stages = Tl::kStages, .splits = 0, .grid_order = order};
   return dispatch_dtype(dt, [&]<class T>() -> LaunchStatus {
     if constexpr (sizeof(T) != 2) {
-      return "v08_fa3_warpspec: dtype must be fp16 or bf16";
+      return std::string(Tl::kPersistent ? "v08p_fa3_persistent" : "v08_fa3_warpspec") + ": dtype must be fp16 or bf16";
     } else {
       return L.main(main, &fa3_warpspec_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, maps, a,
-                    static_cast<T*>(t.o), t.lse, lbo, sbo);
+                    static_cast<T*>(t.o), t.lse, lbo, sbo, sched, static_cast<int>(std::min<int64_t>(sched.tiles(), INT32_MAX)));
     }
   });
 }
 
 #define V08_CONFIG(d, br, bc, st, pp)                                                    \
   Config{d, br, bc, "d" #d "_br" #br "_bc" #bc "_s" #st "_pp" #pp, \
-         &launch_tile<V08Tile<d, br, bc, st, pp != 0>>}
+         &launch_tile<V08Tile<d, br, bc, st, pp != 0>>, &launch_tile<V08Tile<d, br, bc, st, pp != 0, true>>}
 // Per head-dim class (head_dim_class: d 8..64 -> 64, 72..96 -> 96, 104..128 -> 128, 136..192 -> 192,
 // 200..256 -> 256) the first configuration listed is the default, and --br/--bc pick the first one
 // with that tile; the rows marked "env" share a tile with an earlier row (another stage count, or
@@ -656,17 +720,22 @@ LaunchStatus warpspec_available() {
 
 }  // namespace
 
-LaunchStatus v08_fa3_warpspec_supports(const AttnProblem& p, const KernelOptions& opt) {
+namespace {
+// supports() of v08_fa3_warpspec and of v08p_fa3_persistent (the same kernel on a persistent grid:
+// the same configurations and constraints; its own name and IOATTN_V08P_DISABLE).
+LaunchStatus supports_as(const AttnProblem& p, const KernelOptions& opt, bool persistent) {
   if (auto e = p.validate()) return e;
+  const std::string name = persistent ? "v08p_fa3_persistent" : "v08_fa3_warpspec";
 #if defined(IOATTN_PLATFORM_NVIDIA)
-  if (const char* off = std::getenv("IOATTN_V08_DISABLE"); off && off[0] != '\0' && off[0] != '0')
-    return "v08_fa3_warpspec: disabled by IOATTN_V08_DISABLE (the header's hang guard)";
+  const char* disable = persistent ? "IOATTN_V08P_DISABLE" : "IOATTN_V08_DISABLE";
+  if (const char* off = std::getenv(disable); off && off[0] != '\0' && off[0] != '0')
+    return name + ": disabled by " + disable + " (the header's hang guard)";
   if (auto e = warpspec_available()) return e;
-  if (p.dtype == DType::fp32) return "v08_fa3_warpspec: dtype must be fp16 or bf16 (matrix cores take 16-bit inputs)";
+  if (p.dtype == DType::fp32) return name + ": dtype must be fp16 or bf16 (matrix cores take 16-bit inputs)";
   if (p.head_dim % 8 != 0 || p.head_dim > 256)
-    return "v08_fa3_warpspec: head_dim must be a multiple of 8 and <= 256 (TMA rows are 16-byte multiples; "
+    return name + ": head_dim must be a multiple of 8 and <= 256 (TMA rows are 16-byte multiples; "
            "d is padded to the next of 64, 96, 128, 192, 256 inside)";
-  if (opt.splits) return "v08_fa3_warpspec takes no split-KV (--splits)";
+  if (opt.splits) return name + " takes no split-KV (--splits)";
   if (!find_config(p.head_dim, opt.br, opt.bc)) {
     const int cls = head_dim_class(p.head_dim);
     std::string have;
@@ -675,40 +744,55 @@ LaunchStatus v08_fa3_warpspec_supports(const AttnProblem& p, const KernelOptions
       if (c.d == cls && have.find(item) == std::string::npos) have += (have.empty() ? "" : ", ") + item;
     }
     if (const char* want = config_by_name())
-      return std::string("v08_fa3_warpspec: IOATTN_V08_CONFIG=") + want + " with --br " + std::to_string(opt.br) +
+      return name + ": IOATTN_V08_CONFIG=" + want + " with --br " + std::to_string(opt.br) +
              " --bc " + std::to_string(opt.bc) + " names no configuration of head_dim " + std::to_string(p.head_dim) +
              " (class " + std::to_string(cls) + "): one of " + have;
-    return "v08_fa3_warpspec: for head_dim " + std::to_string(p.head_dim) + " (--br x --bc) must be one of " + have;
+    return name + ": for head_dim " + std::to_string(p.head_dim) + " (--br x --bc) must be one of " + have;
   }
   return std::nullopt;
 #else
   (void)opt;
-  return "v08_fa3_warpspec needs NVIDIA Hopper (TMA, wgmma); on AMD use v05_fa2_fast";
+  return name + " needs NVIDIA Hopper (TMA, wgmma); on AMD use v05_fa2_fast";
 #endif
 }
 
-std::size_t v08_fa3_warpspec_workspace_bytes(const AttnProblem&, const KernelOptions&) { return 0; }
-
-namespace {
 // The launch path of launch() and config().
-LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt, const Launcher& L) {
-  if (auto e = v08_fa3_warpspec_supports(p, opt)) return e;
+LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt, const Launcher& L,
+                 bool persistent) {
+  if (auto e = supports_as(p, opt, persistent)) return e;
 #if defined(IOATTN_PLATFORM_NVIDIA)
-  return find_config(p.head_dim, opt.br, opt.bc)->launch(AttnView::of(p), t, p.dtype, L);
+  const Config* c = find_config(p.head_dim, opt.br, opt.bc);
+  return (persistent ? c->launch_persistent : c->launch)(AttnView::of(p), t, p.dtype, L);
 #else
   (void)t, (void)L;
-  return "v08_fa3_warpspec needs NVIDIA Hopper (TMA, wgmma)";
+  return std::string(persistent ? "v08p_fa3_persistent" : "v08_fa3_warpspec") + " needs NVIDIA Hopper (TMA, wgmma)";
 #endif
 }
 }  // namespace
 
+LaunchStatus v08_fa3_warpspec_supports(const AttnProblem& p, const KernelOptions& opt) {
+  return supports_as(p, opt, false);
+}
+std::size_t v08_fa3_warpspec_workspace_bytes(const AttnProblem&, const KernelOptions&) { return 0; }
 LaunchStatus v08_fa3_warpspec_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
                                      void* /*workspace*/, void* stream) {
-  return run(p, t, opt, Launcher::enqueue(stream));
+  return run(p, t, opt, Launcher::enqueue(stream), false);
+}
+LaunchStatus v08_fa3_warpspec_config(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) {
+  return describe_launch(out, [&](const Launcher& L) { return run(p, {}, opt, L, false); });
 }
 
-LaunchStatus v08_fa3_warpspec_config(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) {
-  return describe_launch(out, [&](const Launcher& L) { return run(p, {}, opt, L); });
+// v08p_fa3_persistent: the registry's second entry for this file (header: "Persistent grid").
+LaunchStatus v08p_fa3_persistent_supports(const AttnProblem& p, const KernelOptions& opt) {
+  return supports_as(p, opt, true);
+}
+std::size_t v08p_fa3_persistent_workspace_bytes(const AttnProblem&, const KernelOptions&) { return 0; }
+LaunchStatus v08p_fa3_persistent_launch(const AttnProblem& p, const DeviceTensors& t, const KernelOptions& opt,
+                                        void* /*workspace*/, void* stream) {
+  return run(p, t, opt, Launcher::enqueue(stream), true);
+}
+LaunchStatus v08p_fa3_persistent_config(const AttnProblem& p, const KernelOptions& opt, LaunchConfig& out) {
+  return describe_launch(out, [&](const Launcher& L) { return run(p, {}, opt, L, true); });
 }
 
 #if defined(IOATTN_PLATFORM_NVIDIA)
