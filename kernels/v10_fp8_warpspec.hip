@@ -52,7 +52,8 @@
 //          Bc 256 (2 stages) and Br 192 x Bc 128 (three consumers of 160 registers, 2 stages)
 //   d 128: Br 128, Bc 128, 3 stages (115,816)
 //   d 256: Br 128, Bc 64, 3 stages (132,200; v09's tile)
-// Tried and dropped (ptxas spills, and wgmma serialized for want of registers): d 128 Bc 256 (O 64 +
+// Tried and dropped (ptxas spills, and wgmma serialized for want of registers; measured with one
+// promotion accumulator, before the pipelined promotion added a second): d 128 Bc 256 (O 64 +
 // S 128 + P 32 registers before the promotion accumulator: 344-1,468 bytes of spill stores), d 256
 // Bc 128 (O 128 + S 64 + P 16: 20 bytes spilled even unpromoted, 388-412 promoted); d 64 Bc 256 and
 // Br 192 spill only when promoted, so they are listed for "fast" only. The doubled Bc of the

@@ -1,7 +1,7 @@
 // Every forward and backward registry entry refuses an FP8 problem (ioattn/dtype.hpp) in its
 // supports(), launch() and config() with one line naming the variant and the dtype, unless its
-// registry line declares that FP8 dtype (kernels/launch.hpp, registry_precheck; today only
-// v09_fp8_wgmma, fp8_e4m3): that one is let through to its own checks. A bad FP8 problem gets
+// registry line declares that FP8 dtype (kernels/launch.hpp, registry_precheck; today
+// v09_fp8_wgmma and v10_fp8_warpspec, fp8_e4m3): that one is let through to its own checks. A bad FP8 problem gets
 // validate()'s message first. Runs without a GPU (label unit): the check comes before any device call.
 #include <string>
 
@@ -63,7 +63,8 @@ TEST(RegistryFp8, EveryEntryRefusesFp8ByName) {
 
 TEST(RegistryFp8, OnlyV09DeclaresFp8) {
   for (const KernelInfo& k : registry()) {
-    EXPECT_EQ(lists_dtype(k.dtypes, "fp8_e4m3"), k.name == "v09_fp8_wgmma") << k.name;
+    EXPECT_EQ(lists_dtype(k.dtypes, "fp8_e4m3"), k.name == "v09_fp8_wgmma" || k.name == "v10_fp8_warpspec")
+        << k.name;
     EXPECT_FALSE(lists_dtype(k.dtypes, "fp8_e5m2")) << k.name;
   }
   for (const BackwardInfo& k : backward_registry()) EXPECT_FALSE(lists_dtype(k.dtypes, "fp8_e4m3")) << k.name;
