@@ -383,8 +383,9 @@ void add_kernel_commands(CLI::App& root, Commands& out) {
                   "standard deviation of the generated logits (forward runs; FP8: larger codes)")
       ->capture_default_str();
   run->add_option("--fp8-baseline", flags->fp8_baseline,
-                  "FP8 --check: the baseline's accumulation: fp32 (exact fp32), or the FP8 tensor-core model "
-                  "mma (S promoted per k32 instruction, v09's default), mma:fast (never), mma:N (every N)")
+                  "FP8 --check: the baseline's accumulation: fp32 (exact fp32), or Hopper's FP8 tensor-core model "
+                  "mma (S promoted per k32 instruction, v09's default), mma:fast (never), mma:N (every N); "
+                  "not a model of AMD's FP8 MFMA")
       ->capture_default_str();
   run->add_flag("--json", flags->json, "print one JSON object instead of text");
   run->add_flag("--profile", flags->profile,
