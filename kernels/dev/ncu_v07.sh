@@ -23,8 +23,10 @@
 # reasons, to tell a compute-bound tile loop from a stalled stream); if that ncu call gives no row it is
 # repeated with the four metrics alone. Cost per point: the input generation on the host (about 3 s
 # per 100M elements of K and V; batch 64 at 16k keys is ~2.1G) plus ncu's start-up (5-15 s). Points are in
-# order of use (sixteen queries first); NCU_BUDGET_S (default 540) stops starting new points past it,
-# and the file says which were skipped. Each case ends with "elapsed_s N" (seconds since the start).
+# order of use (sixteen queries first); NCU_BUDGET_S (default 540) stops starting new points past it
+# (a point already started may run on: one ncu process is capped at 240 s, with no retry after a
+# timeout), and the file says which were skipped. Each case ends with "elapsed_s N" (seconds since
+# the start). Under a 600 s cap, give NCU_BUDGET_S=300 when the batch-64 points must not start late.
 set -u
 CLI=$1
 OUT=$2
@@ -91,13 +93,17 @@ while read -r q b nk page; do
   "$CLI" kernels --config $problem 2>&1 | grep -E "^$KERNEL " | sed -E "s/^$KERNEL +/config  /" >> "$F"
   tmp=$OUT/.ncu_point.csv
   # shellcheck disable=SC2086
-  timeout 120 ncu --clock-control none --profile-from-start off --print-units base --csv \
+  # 240 s per ncu process: the batch-64 points generate ~2.1G input elements on the host first.
+  timeout 240 ncu --clock-control none --profile-from-start off --print-units base --csv \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --metrics $METRICS \
     "$CLI" run --kernel "$KERNEL" $problem --profile 2>&1 | grep -E '^"' > "$tmp"
-  if [ ! -s "$tmp" ]; then
-    echo "# sections gave no row; metrics only" >> "$F"
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" = 124 ]; then
+    echo "# ncu ran past 240 s (timeout); no retry" >> "$F"
+  elif ! grep -q '^"[0-9]' "$tmp"; then
+    echo "# sections gave no row (ncu exit $rc); metrics only" >> "$F"
     # shellcheck disable=SC2086
-    timeout 120 ncu --clock-control none --profile-from-start off --print-units base --csv --metrics $METRICS \
+    timeout 240 ncu --clock-control none --profile-from-start off --print-units base --csv --metrics $METRICS \
       "$CLI" run --kernel "$KERNEL" $problem --profile 2>&1 | grep -E '^"' > "$tmp"
   fi
   cat "$tmp" >> "$F"
