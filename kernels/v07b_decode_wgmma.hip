@@ -44,6 +44,23 @@
 // Registers (ptxas -v, nvcc 13.0, sm_90a; dense / paged kernel, fp16 and bf16 alike), no stack, no
 // spills: d 128 1x2 184 / 176, 2x1 176 / 168; d 64 1x2 140 / 132, 2x1 128 / 128 (two CTAs per SM
 // cap it at 128); d 256 1x1 255 / 255, 2x1 248 / 249.
+// Synchronization (the invariants the loop keeps; read, not yet run):
+//   - Commit groups: Q, then one per prologue stage (kStages - 1), then exactly one per iteration
+//     (possibly empty). Before iteration j's wait 1 + (kStages - 1) + j groups are committed;
+//     async_wait<kStages - 2> leaves only the newest kStages - 2 pending, so Q and stages 0..j of
+//     this thread have landed; fence.proxy.async then makes them visible to wgmma (async proxy).
+//   - One __syncthreads per iteration, at its top: after it every thread's copies of stage j are
+//     visible, and every warpgroup has finished tile j - 1 (each tile ends with wgmma.wait_group 0
+//     for S and for P V), so the refill of stage (j - 1) % kStages issued right after the barrier
+//     cannot overwrite data a wgmma still reads. No wgmma is in flight across a barrier; the
+//     warpgroup-uniform skip (`continue`) comes after the barrier and the refill.
+//   - Paged row table (v07's rule): slot (j + kStages) % kRowSlots is written before barrier j and
+//     read by iteration j + 1's copies (after barrier j + 1); with kRowSlots >= 3 it is neither the
+//     slot iteration j's copies read (tile j + kStages - 1) nor the one a thread still before
+//     barrier j may read (tile j + kStages - 2).
+//   - kWK > 1 epilogue: every thread drains its copies (async_wait<0>) before the barrier after
+//     which shared memory is reused for the partial rows; two more barriers order the statistics,
+//     the scaled O rows and the final sum (finish_key_split_rows).
 // Shared memory: 1 KiB alignment slack + Q (Br, d) + stages x [K, V (kKeys, d)] 2-byte elements +
 // the paged row table (max(3, stages) x kKeys int32); the kWK > 1 epilogue reuses it for the
 // (kWK, Br, d + 4) fp32 partial rows.
@@ -62,8 +79,9 @@
 // refused (no wgmma; v07 is the AMD decode path). IOATTN_V07B_DISABLE=1 makes supports() refuse every
 // problem (experiments/gpu/smoke.sh's probation switch).
 //
-// Measured on the H200: not yet measured (no GPU run of this file yet; correctness and speed
-// commands in the commit that added it).
+// Measured on the H200: not yet measured. Compiled, not run: no GPU run of this file yet (the
+// commands for the first one: kernels/dev/NEXT_GPU_RUN.md, section v07b_decode_wgmma). Listed below
+// v07 in the registry until it has passed the GPU suite.
 // Run: ioattn run --kernel v07b_decode_wgmma --batch 16 --heads-q 32 --heads-kv 8 --seqlen-q 16 --seqlen-k 16384 --head-dim 128 --dtype bf16 --check
 // Paged: ioattn run --kernel v07b_decode_wgmma --seqlen-q 16 --seqlens-k 4096,0,1,17 --page-size 16 --shuffle-pages --heads-q 32 --heads-kv 8 --head-dim 128 --dtype bf16 --causal --check
 #include <algorithm>
