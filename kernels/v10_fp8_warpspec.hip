@@ -20,7 +20,9 @@
 //     issued PIPELINED (kernels/fp8_wgmma_common.hpp, compute_s_pipelined: two fresh accumulators
 //     in turn, part k + 1 issued before part k is waited for, so the tensor cores run part k + 1
 //     while the CUDA cores add part k; v09's compute_s waits for every part with nothing queued
-//     behind it). The sums are v09's, in the same order (bit-identical S for the same interval);
+//     behind it). The fp32 additions are v09's, in the same order, each part's k32 products from a
+//     fresh accumulator as in v09 (the same S for the same interval, if a wgmma's result does not
+//     depend on its N: v10's column parts are 64 / 32 keys at d 128 / 256, v09's 64 / 16);
 //     O += P V with P in registers (e4m3, keys renumbered: phys_key) and B = V^T from shared
 //     memory (K-major).
 // V^T: 8-bit wgmma has no transposed B, and TMA cannot transpose, so V must reach shared memory
@@ -68,12 +70,29 @@
 // 2 B Hq Tr Nk d (K, V^T once per query block, fewer under a causal mask or window), Tr = ceil(Nq /
 // Br), + the V^T pass (2 B Hkv Nk d: the simulator's FP8 design part `vt-pass`); LSE 4 B Hq Nq.
 //
+// Protocol invariants (read off the code; no GPU has exercised them):
+//   (1) every warpgroup of a block sees the same tile range [j_first, j_last) (block-level mask
+//       bounds), so the producer loads n_tiles K and V^T tiles and every consumer waits for and
+//       releases exactly those; with n_tiles = 0 nothing is loaded, waited for or arrived on.
+//   (2) full barrier of buffer s (count 1): tile n = p kStages + s completes its phase p (the
+//       producer's arrive.expect_tx of the box bytes, then the TMA bytes); a consumer waits for parity
+//       p & 1. The buffer is refilled with tile n + kStages only after its empty barrier (count 4 kC,
+//       lane 0 of every consumer warp, after that warp's last wgmma read of tile n completed) has
+//       completed phase p, so a full barrier is never two phases ahead of a waiting consumer and the
+//       parity cannot alias. The producer waits for the empty phase p - 1 (parity (p & 1) ^ 1) before
+//       loading tile n; for p = 0 that is the fresh barrier's "previous phase", which returns at once.
+//   (3) K_n is released after S_n completed (compute_s_pipelined returns with every S part waited
+//       for), V^T_n after O += P_n V_n completed (wait_all); nothing reads a buffer after its release.
+//   (4) ping-pong: per tile each consumer syncs once on its own named barrier (1 + c) and arrives once
+//       on the next one's; the last consumer's extra arrival up front on barrier 1 is taken by
+//       consumer 0's extra sync after its loop, so every barrier's arrivals balance at exit (v08's).
 // Hang guard (v08's): bounded mbarrier waits (2^22 polls of <= 1 us), a thread whose wait gave up
-// traps at its end; named barriers are unbounded but balance by construction (v08's count).
+// traps at its end; named barriers are unbounded but balance by (4).
 // IOATTN_V10_DISABLE=1 makes supports() refuse every problem, so a suite run of all variants can
 // leave v10 out after a fault (a trap ends the process's CUDA context).
 //
-// Measured: not yet (no GPU run of this file).
+// Measured: nothing yet (compiled, not run: no GPU was lent after this file was written); the first
+// run, with its pass criteria, is kernels/dev/NEXT_GPU_RUN.md's section v10_fp8_warpspec.
 // Run: ioattn run --kernel v10_fp8_warpspec --dtype fp8_e4m3 --seqlen 4096 --heads 16 --head-dim 128 --check
 //
 // Supports: fp8_e4m3 inputs (not e5m2), output bf16 or fp16; descales per tensor or per K/V head
