@@ -3,15 +3,13 @@
 //
 // What changed vs v06_fa2_wgmma: in v06 every thread both loads (cp.async) and computes, and a
 // __syncthreads per K/V tile keeps the two warpgroups in lock step. Here the block is split by role:
-//   warpgroup 0, the producer: two threads issue every load as TMA (cp.async.bulk.tensor, 4-D
+//   warpgroup 0, the producer: one thread issues every load as TMA (cp.async.bulk.tensor, 4-D
 //     tensor maps over (d, head, seq, batch) built on the host with cuTensorMapEncodeTiled through
 //     the runtime's driver entry point, 128-byte swizzle, boxes of 64 columns x rows; rows past
 //     seqlen and columns past d are zero-filled by the TMA unit): Q once, then K_j and V_j into two
 //     rings of kStages shared buffers. Each buffer has a "full" mbarrier (the TMA's bytes,
 //     expect_tx) and an "empty" mbarrier (one arrival per consumer warp once its wgmma has read
-//     the buffer). setmaxnreg.dec gives its registers away (24 per thread). Lane 0 of warp 1 issues
-//     Q, lane 0 of warp 0 K and V (one thread issuing all three spilled at d 256 once the grid
-//     became persistent-capable, below).
+//     the buffer). setmaxnreg.dec gives its registers away (24 per thread).
 //   warpgroups 1 .. kC, the consumers (kC = Br / 64: 2 at Br 128, 3 at Br 192): 64 query rows each,
 //     setmaxnreg.inc to 240 (kC 2) or 160 (kC 3); wgmma S = Q K^T and O += P V with the online
 //     softmax, v06's intra-warpgroup overlap (step j issues S_j and O += P_{j-1} V_{j-1}, runs the
@@ -71,8 +69,12 @@
 // registers), varlen/paged layouts (refused by the registry).
 // Run: ioattn run --kernel v08_fa3_warpspec --seqlen 4096 --heads 16 --head-dim 128 --dtype bf16 --check
 //
-// Persistent grid (registry variant v08p_fa3_persistent; the same kernel with V08Tile's kPersistent,
-// every configuration of kConfigs): what changed vs the grid of one block per (b, h, query block):
+// Persistent grid (registry variant v08p_fa3_persistent: V08Tile's kPersistent, every configuration
+// of kConfigs, its own kernel fa3_warpspec_persistent_kernel below). v08's kernel is kept as it was,
+// statement for statement, because v08 is the measured path and the persistent one has not run on a
+// GPU; the persistent kernel repeats v08's per-tile producer code and consumer step inside its tile
+// loop (to be folded into one kernel once v08p has passed the GPU suite). What changed vs the grid
+// of one block per (b, h, query block):
 //   the grid is one block per SM (fewer when there are fewer work tiles; IOATTN_V08P_CTAS=N caps it,
 //   for tests); block c walks the work tiles c, c + grid, ... of kernels/tile_scheduler.hpp's static
 //   order: heavy query blocks first under a causal mask or window (the round robin then gives no
@@ -84,26 +86,39 @@
 //   reset. Q has a "full" and an "empty" barrier per buffer (the 4 kC consumer warps arrive once
 //   every S = Q K^T of the tile has completed) and two buffers where shared memory allows (every
 //   configuration but d 256: the next tile's Q loads during this tile's loop; d 256 keeps one: its Q
-//   loads once this tile's last S = Q K^T has completed). Q and K/V have their own producer
-//   threads (above), so neither waits behind the other's ring. The producer threads run ahead into the
+//   loads once this tile's last S = Q K^T has completed). Q and K/V have their own producer threads
+//   (lane 0 of warp 1 issues Q, lane 0 of warp 0 K and V: neither waits behind the other's ring,
+//   and each loop fits the producer's 24 registers; one thread for all three spilled at d 256).
+//   The producer threads run ahead into the
 //   next tile as soon as buffers free, so the next tile's Q, K_0, K_1, V_0 load while the consumers
 //   run this tile's last softmax, last P V and epilogue. The epilogue writes O and LSE from registers to
 //   global memory (no shared memory: nothing to race with the next tile's loads). The ping-pong's
 //   round robin also runs on across tiles (each consumer issues n_tiles times per tile): the last
 //   consumer's up-front arrival happens once per block, consumer 0's closing wait once at its end.
+//   Invariants (what keeps the protocol sound across tiles): (1) every thread walks the same tiles
+//   and computes the same (rows, j_first, n_tiles) for each; tiles with n_tiles = 0 are skipped by
+//   the producer threads and the consumers alike (no load, no wait; O = 0, LSE = -inf). (2) ring
+//   tile r = kv0 + n is the same number in the K/V thread and every consumer warp (each adds
+//   n_tiles per tile); the consumer waits for parity (r / kStages) & 1 of buffer r % kStages's full
+//   barrier; the producer refills that buffer only once its empty barrier completed the previous
+//   phase (all 4 kC consumer warps released ring tile r - kStages), so no full barrier runs a phase
+//   ahead of the slowest consumer and one parity bit names the phase. (3) the Q ring likewise with
+//   qn (Q loads of tiles with key tiles), released after the tile's last S = Q K^T. (4) per tile
+//   each consumer issues n_tiles times, in round robin from consumer 0 to consumer kC - 1, whose last
+//   pass goes to consumer 0: the slot is at consumer 0 at every tile's start. (5) shared memory is
+//   written only by TMA, into buffers whose empty barrier completed; the epilogue writes global only.
 //   Shared memory +Q (Br, kDp) + 16 bytes of barriers: d 64 Br 192 x Bc 128 115,808 bytes, d 128
 //   197,728, d 256 197,712 (one Q buffer; static_assert below).
 //   HBM traffic: the same formula as above (each work tile loads what a block did); what changes is
 //   how much of K/V is served by L2 (the order) and the launch/prologue/epilogue gaps between tiles.
 //   The simulator models the order (the launch reports persistent_bh_major / persistent_qblock_major_rev,
 //   read as bh_major / qblock_major_rev: the same waves), not the overlap across tiles.
-//   Registers (ptxas -v, CUDA 13.0, sm_90a): 168 / 128 at launch as above, 24 / 240 or 24 / 160
-//   after setmaxnreg, no wgmma serialization; 0 bytes of spills in the rows checked so far (d 64
-//   Br 192 x Bc 128, d 64 Br 128 x Bc 192, d 96 Br 192 x Bc 64, d 128 Br 128 x Bc 128, d 256 Br 128
-//   x Bc 64 with ping-pong), except d 256 without ping-pong (an IOATTN_V08_CONFIG-only row): 4 bytes
-//   of spill stores, 8 of loads. (A trap inside the tile loop serialized every Br 128 row; one
-//   producer thread for Q, K and V spilled at d 256: hence the trap after the loop and two
-//   producer threads.)
+//   Registers (ptxas -v, CUDA 13.0, sm_90a, all 23 rows x fp16/bf16): 168 (Br 128) / 128 (Br 192)
+//   at launch, 24 / 240 or 24 / 160 after setmaxnreg, no wgmma serialization, 0 bytes of spills in
+//   every row but d 256 without ping-pong (an IOATTN_V08_CONFIG-only row): 4 bytes of spill stores,
+//   8 of loads. (A trap inside the tile loop serialized the wgmma of every Br 128 row; one producer
+//   thread for Q, K and V spilled at d 256: hence the trap after the loop and two producer threads.)
+//   v08's own kernels are unchanged (168 / 128, 0 spills, as above).
 //   Measured: not yet (no GPU run of v08p).
 // Run: ioattn run --kernel v08p_fa3_persistent --seqlen 1024 --batch 16 --heads 16 --head-dim 128 --dtype bf16 --check
 //
@@ -285,12 +300,218 @@ __device__ __forceinline__ int opaque(int x) {
 template <class T, class Tl>
 __global__ void __launch_bounds__(Tl::kThreads, 1)
     fa3_warpspec_kernel(const __grid_constant__ V08Maps maps, AttnView a, T* __restrict__ g_O_all,
-                        float* __restrict__ g_LSE, uint32_t v_lbo, uint32_t v_sbo, TileScheduler sched,
-                        int n_work) {
+                        float* __restrict__ g_LSE, uint32_t v_lbo, uint32_t v_sbo) {
+#if defined(IOATTN_V08_WS)
+  constexpr int kDp = Tl::kDp, kBr = Tl::kBr, kBc = Tl::kBc, kStages = Tl::kStages, kC = Tl::kConsumers;
+
+  extern __shared__ unsigned char smem_raw[];
+  // The swizzle pattern repeats every 8 rows x 128 bytes (TMA and wgmma agree on it when the tile
+  // starts 1024-byte aligned).
+  const uint32_t raw_addr = frag::smem_addr(smem_raw);
+  unsigned char* s_base = smem_raw + ((1024 - raw_addr % 1024) % 1024);
+  const uint32_t s_Q = frag::smem_addr(s_base);          // (Br, kDp): kDp/64 panels of Br rows x 128 B
+  const uint32_t s_K = s_Q + Tl::kQBytes;                // kStages x (Bc, kDp), same layout
+  const uint32_t s_V = s_K + kStages * Tl::kKVBytes;     // kStages x (Bc, kDp)
+  const uint32_t s_bar = s_V + kStages * Tl::kKVBytes;   // kBarriers x 8 bytes
+  const uint32_t q_full = s_bar;
+  auto k_full = [&](int s) { return s_bar + 8 * (1 + s); };
+  auto k_empty = [&](int s) { return s_bar + 8 * (1 + kStages + s); };
+  auto v_full = [&](int s) { return s_bar + 8 * (1 + 2 * kStages + s); };
+  auto v_empty = [&](int s) { return s_bar + 8 * (1 + 3 * kStages + s); };
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, wg_id = tid / 128;
+  const int seqlen_q = static_cast<int>(a.seqlen_q);
+  const int b = static_cast<int>(blockIdx.x / a.heads_q), h = static_cast<int>(blockIdx.x % a.heads_q);
+  const int i0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kBr;  // heavy query blocks first
+  const int i1 = min(i0 + kBr, seqlen_q);
+  const MaskSpec& mask = a.mask;
+  const int kb_blk = static_cast<int>(mask.block_key_begin(i0, i1));
+  const int ke_blk = static_cast<int>(mask.block_key_end(i0, i1));
+  const int j_first = kb_blk / kBc;
+  const int j_last = ke_blk > kb_blk ? (ke_blk + kBc - 1) / kBc : j_first;
+  const int n_tiles = j_last - j_first;  // the same for every warpgroup of the block
+  // Tile n (= j - j_first) of either ring sits in buffer n % kStages, filled for the
+  // (n / kStages)-th time: its full barrier completes phase n / kStages, whose parity is waited for.
+  auto stage = [](int n) { return n % kStages; };
+  auto parity = [](int n) { return static_cast<uint32_t>((n / kStages) & 1); };
+
+  bool timed_out = false;  // a barrier wait gave up (mbar_wait): trap before exiting
+  if (tid == 0) {
+    mbar_init(q_full, 1);
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(k_full(s), 1);   // the producer's arrive.expect_tx; the TMA bytes complete it
+      mbar_init(v_full(s), 1);
+      mbar_init(k_empty(s), 4 * kC);  // lane 0 of each consumer warp
+      mbar_init(v_empty(s), 4 * kC);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();  // the last block-wide barrier: the roles part here
+
+  if (wg_id == 0) {
+    // ---- producer -------------------------------------------------------------------------------
+    setmaxnreg_dec<Tl::kProducerRegs>();
+    if (warp == 0 && lane == 0 && n_tiles > 0) {  // no tile: nothing is loaded, nothing waited for
+      const int hk = static_cast<int>(a.kv_head_of(h));
+      mbar_arrive_expect_tx(q_full, Tl::kQBytes);
+#pragma unroll
+      for (int c = 0; c < kC; ++c)  // consumer c's 64 rows, panel p: rows 64c.. of panel p
+#pragma unroll
+        for (int p = 0; p < kDp / 64; ++p)  // HBM read: Q_i, once
+          tma_load_4d(s_Q + p * (kBr * 128) + c * (64 * 128), &maps.q, q_full, 64 * p, h, i0 + 64 * c, b);
+      // Loads in the order the consumers use them: K_0, then K_{n+1}, V_n for n = 0, 1, ...
+      // Before refilling a buffer, wait until the 4 kC consumer warps released its previous tile
+      // (tile n - kStages: phase parity(n) ^ 1 of the empty barrier; immediate for n < kStages).
+      auto load_kv = [&](uint32_t s_ring, uint32_t full, uint32_t empty, const CUtensorMap* map, int n) {
+        mbar_wait(empty, parity(n) ^ 1u, timed_out);
+        mbar_arrive_expect_tx(full, Tl::kKVBytes);
+        const uint32_t dst = s_ring + stage(n) * Tl::kKVBytes;
+#pragma unroll
+        for (int p = 0; p < kDp / 64; ++p)  // HBM read: K_j / V_j, once per (query block, j)
+          tma_load_4d(dst + p * (kBc * 128), map, full, 64 * p, hk, (j_first + n) * kBc, b);
+      };
+      load_kv(s_K, k_full(0), k_empty(0), &maps.k, 0);
+      for (int n = 0; n < n_tiles; ++n) {
+        if (n + 1 < n_tiles) load_kv(s_K, k_full(stage(n + 1)), k_empty(stage(n + 1)), &maps.k, n + 1);
+        load_kv(s_V, v_full(stage(n)), v_empty(stage(n)), &maps.v, n);
+      }
+    }
+    if (timed_out) __trap();
+    return;  // every load issued is waited for by the consumers, so the block outlives it
+  }
+
+  // ---- consumers ----------------------------------------------------------------------------------
+  setmaxnreg_inc<Tl::kConsumerRegs>();
+  const int c = wg_id - 1;  // consumer warpgroup (0 .. kC - 1): query rows 64c .. 64c + 63 of the block
+  const int cw = warp % 4;  // warp within it: rows 16 cw .. 16 cw + 15 of those
+  const int wi0 = i0 + 64 * c + 16 * cw, wi1 = min(wi0 + 16, seqlen_q);
+  int key_lo[2], key_hi[2];  // visible keys of this thread's rows wi0 + lane/4 + 8s (none past seqlen_q)
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const int i = wi0 + lane / 4 + 8 * s;
+    key_lo[s] = i < seqlen_q ? static_cast<int>(mask.key_begin(i)) : 0;
+    key_hi[s] = i < seqlen_q ? static_cast<int>(mask.key_end(i)) : 0;
+  }
+  const uint32_t q_addr = s_Q + 64 * c * 128;  // this warpgroup's 64 rows, panel 0
+  auto k_addr = [&](int n) { return s_K + stage(n) * Tl::kKVBytes; };
+  auto v_addr = [&](int n) { return s_V + stage(n) * Tl::kKVBytes; };
+
+  float r_O[kDp / 2];  // (64, kDp) per warpgroup: (16, d) per warp in 16x8 atoms, 4 registers each
+  float r_S[kBc / 2];
+  uint32_t r_P[kBc / 16][4];  // P as the A operand of O += P V, 16 keys per MMA
+#pragma unroll
+  for (int x = 0; x < kDp / 2; ++x) r_O[x] = 0.f;
+#pragma unroll
+  for (int x = 0; x < kBc / 2; ++x) r_S[x] = 0.f;
+  float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.f, 0.f};  // rows lane/4 and lane/4 + 8
+  const float sl2 = a.scale_log2;
+  float alpha[2];
+  auto rescale_o = [&](const float (&al)[2]) {
+#pragma unroll
+    for (int x = 0; x < kDp / 2; ++x) r_O[x] *= al[(x % 4) / 2];
+  };
+  // Ping-pong (round robin over kC consumers): wait for this consumer's issue slot / hand the slot
+  // to the next consumer. Each barrier joins the waiting warpgroup and the arriving one: 256 threads.
+  auto slot_wait = [&] {
+    if constexpr (Tl::kPingPong) named_bar_sync(kSchedBar + c, 256);
+  };
+  auto slot_pass = [&] {
+    if constexpr (Tl::kPingPong) named_bar_arrive(kSchedBar + (c + 1) % kC, 256);
+  };
+
+  if (n_tiles > 0) {
+    if constexpr (Tl::kPingPong)
+      if (c == kC - 1) named_bar_arrive(kSchedBar + 0, 256);  // consumer 0 issues first
+    mbar_wait(q_full, 0, timed_out);
+    // Tile 0: S_0 alone (O is still 0: nothing to rescale), masked (it may hold the first keys).
+    mbar_wait(k_full(0), 0, timed_out);
+    slot_wait();
+    issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(0));
+    wg::commit();
+    slot_pass();
+    wg::wait_all();
+    wg::fence_regs(r_S);
+    mbar_arrive_lane0(k_empty(0), lane);  // K_0 read by this warp's share of the wgmma
+    mask_tile<kBc>(r_S, key_lo, key_hi, j_first * kBc, lane);
+    (void)softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
+    pack_p<T, kBc>(r_S, r_P);
+    // Step n: S_n = Q K_n^T and O += P_{n-1} V_{n-1} issued together, S_n waited for, its softmax
+    // while P V runs, then P V waited for and O rescaled. As in v06 nothing between issue and wait
+    // touches r_P or r_O or branches (the barrier arrivals are predicated asm).
+    auto step = [&](int n, auto masked) {
+      mbar_wait(k_full(stage(n)), parity(n), timed_out);
+      mbar_wait(v_full(stage(n - 1)), parity(n - 1), timed_out);
+      slot_wait();
+      issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(n));
+      wg::commit();
+      issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n - 1), v_lbo, v_sbo);
+      wg::commit();
+      slot_pass();
+      wg::wait<1>();
+      wg::fence_regs(r_S);
+      mbar_arrive_lane0(k_empty(stage(n)), lane);
+      if constexpr (decltype(masked)::value) mask_tile<kBc>(r_S, key_lo, key_hi, (j_first + n) * kBc, lane);
+      const bool rescale = softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);  // P_n stays fp32 in r_S
+      wg::wait_all();
+      wg::fence_regs(r_O);
+      mbar_arrive_lane0(v_empty(stage(n - 1)), lane);
+      if (rescale) rescale_o(alpha);
+      pack_p<T, kBc>(r_S, r_P);  // only now: the P V just waited for read r_P until it completed
+    };
+    // Tiles [ju0, ju1) are unmasked for every row of the block (key_begin and key_end grow with i).
+    const int ju0 = max(j_first + 1, (static_cast<int>(mask.key_begin(i1 - 1)) + kBc - 1) / kBc);
+    const int ju1 = max(ju0, min(j_last, static_cast<int>(mask.key_end(i0)) / kBc));
+    for (int j = j_first + 1; j < ju0 && j < j_last; ++j) step(j - j_first, std::true_type{});
+    for (int j = ju0; j < ju1; ++j) step(j - j_first, std::false_type{});
+    for (int j = max(ju1, j_first + 1); j < j_last; ++j) step(j - j_first, std::true_type{});
+    // The last P V.
+    mbar_wait(v_full(stage(n_tiles - 1)), parity(n_tiles - 1), timed_out);
+    issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n_tiles - 1), v_lbo, v_sbo);
+    wg::commit();
+    wg::wait_all();
+    wg::fence_regs(r_O);
+    mbar_arrive_lane0(v_empty(stage(n_tiles - 1)), lane);
+    // The last consumer's last arrival on consumer 0's barrier is still pending: take it, so both named
+    // barriers are idle when the block exits.
+    if constexpr (Tl::kPingPong)
+      if (c == 0) named_bar_sync(kSchedBar + 0, 256);
+  }
+
+  if (timed_out) __trap();  // a protocol bug: fail the launch rather than write O
+  // Epilogue (v06's): O / l straight from the accumulators (4-byte stores), LSE = scale m + log l.
+  T* g_O = g_O_all + a.q_offset(b, 0, h);
+  const int64_t q_stride = a.q_row_stride();
+  const int d = static_cast<int>(a.head_dim);  // a multiple of 8 (supports()): whole 8-column atoms
+#pragma unroll
+  for (int s = 0; s < 2; ++s) l_i[s] = frag::row_allreduce_sum(l_i[s]);
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const int i = wi0 + lane / 4 + 8 * s;
+    if (i >= seqlen_q) continue;
+    const float inv_l = l_i[s] > 0.f ? 1.f / l_i[s] : 0.f;
+#pragma unroll
+    for (int t = 0; t < kDp / 8; ++t)  // HBM write: O_i, once; atoms of columns >= d (padding) are not stored
+      if (8 * t < d)
+        *reinterpret_cast<uint32_t*>(g_O + i * q_stride + 8 * t + 2 * (lane % 4)) =
+            frag::pack2<T>(r_O[4 * t + 2 * s] * inv_l, r_O[4 * t + 2 * s + 1] * inv_l);
+    if (lane % 4 == 0) g_LSE[a.lse_offset(b, h, i)] = l_i[s] > 0.f ? m_i[s] * a.scale + logf(l_i[s]) : -INFINITY;
+  }
+#else
+  (void)maps, (void)a, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo;
+#endif
+}
+
+// v08p_fa3_persistent's kernel (header: "Persistent grid"): v08's per-tile pipeline (the kernel
+// above, whose producer code and consumer step this repeats) inside a loop over work tiles.
+template <class T, class Tl>
+__global__ void __launch_bounds__(Tl::kThreads, 1)
+    fa3_warpspec_persistent_kernel(const __grid_constant__ V08Maps maps, AttnView a, T* __restrict__ g_O_all,
+                                   float* __restrict__ g_LSE, uint32_t v_lbo, uint32_t v_sbo, TileScheduler sched,
+                                   int n_work) {
+  static_assert(Tl::kPersistent, "v08's own blocks run fa3_warpspec_kernel");
 #if defined(IOATTN_V08_WS)
   constexpr int kDp = Tl::kDp, kBr = Tl::kBr, kBc = Tl::kBc, kStages = Tl::kStages, kC = Tl::kConsumers;
   constexpr int kQStages = Tl::kQStages;
-  constexpr bool kPersistent = Tl::kPersistent;
 
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern repeats every 8 rows x 128 bytes (TMA and wgmma agree on it when the tile
@@ -306,28 +527,22 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   auto k_empty = [&](int s) { return s_bar + 8 * (kQStages + kStages + s); };
   auto v_full = [&](int s) { return s_bar + 8 * (kQStages + 2 * kStages + s); };
   auto v_empty = [&](int s) { return s_bar + 8 * (kQStages + 3 * kStages + s); };
-  auto q_empty = [&](int s) { return s_bar + 8 * (kQStages + 4 * kStages + s); };  // persistent only
+  auto q_empty = [&](int s) { return s_bar + 8 * (kQStages + 4 * kStages + s); };
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, wg_id = tid / 128;
   const int seqlen_q = static_cast<int>(a.seqlen_q);
   const MaskSpec& mask = a.mask;
-  // Work tiles (b, h, query block): one per block, b * Hq + h = blockIdx.x and query block
-  // gridDim.y - 1 - blockIdx.y (heavy query blocks first); persistent, the tiles blockIdx.x,
-  // blockIdx.x + gridDim.x, ... of the scheduler's order (kernels/tile_scheduler.hpp). Every thread
+  // Work tiles (b, h, query block): the tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the
+  // scheduler's order (kernels/tile_scheduler.hpp). Every thread
   // walks the same sequence; nothing about it is shared. The scheduler and n_work = sched.tiles()
   // are kernel parameters (constant memory, not registers: the consumers have none to spare).
-  const int t_begin = kPersistent ? static_cast<int>(blockIdx.x) : 0, t_end = kPersistent ? n_work : 1;
-  const int t_step = kPersistent ? static_cast<int>(gridDim.x) : 1;
-  auto work_tile = [&](int t) -> WorkTile {
-    if constexpr (kPersistent) return sched.tile(t);
-    return {static_cast<int>(blockIdx.x / a.heads_q), static_cast<int>(blockIdx.x % a.heads_q),
-            static_cast<int>(gridDim.y - 1 - blockIdx.y)};
-  };
+  const int t_begin = static_cast<int>(blockIdx.x), t_end = n_work, t_step = static_cast<int>(gridDim.x);
+  auto work_tile = [&](int t) { return sched.tile(t); };
   // The rings run on across work tiles (the barriers are initialized once): K/V tile n of a work
   // tile is ring tile kv0 + n, kv0 the key tiles of the block's earlier work tiles; its Q is the
   // qn-th Q load (work tiles without key tiles load nothing and count in neither). Ring tile r sits
   // in buffer r % kStages, filled for the (r / kStages)-th time: its full barrier completes phase
-  // r / kStages, whose parity is waited for. Without persistence kv0 = qn = 0.
+  // r / kStages, whose parity is waited for.
   int kv0 = 0, qn = 0;
   auto stage = [&](int n) { return (kv0 + n) % kStages; };
   auto parity = [&](int n) { return static_cast<uint32_t>(((kv0 + n) / kStages) & 1); };
@@ -343,8 +558,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       mbar_init(k_empty(s), 4 * kC);  // lane 0 of each consumer warp
       mbar_init(v_empty(s), 4 * kC);
     }
-    if constexpr (kPersistent)
-      for (int s = 0; s < kQStages; ++s) mbar_init(q_empty(s), 4 * kC);  // lane 0 of each consumer warp
+    for (int s = 0; s < kQStages; ++s) mbar_init(q_empty(s), 4 * kC);  // lane 0 of each consumer warp
     mbar_init_fence();
   }
   __syncthreads();  // the last block-wide barrier: the roles part here
@@ -373,7 +587,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
         const int qs = qn_p % kQStages;
         // Q into buffer qs; persistent: once the consumers released its previous tile (the empty
         // barrier's phase ((qn / kQStages) & 1) ^ 1; immediate for the first kQStages loads).
-        if constexpr (kPersistent) mbar_wait(q_empty(qs), ((qn_p / kQStages) & 1) ^ 1u, timed_out);
+        mbar_wait(q_empty(qs), ((qn_p / kQStages) & 1) ^ 1u, timed_out);
         const uint32_t dst = s_Q + qs * Tl::kQBytes, full = q_full(qs);
         mbar_arrive_expect_tx(full, Tl::kQBytes);
 #pragma unroll
@@ -381,7 +595,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
 #pragma unroll
           for (int p = 0; p < kDp / 64; ++p)  // HBM read: Q_i, once
             tma_load_4d(dst + p * (kBr * 128) + c * (64 * 128), &maps.q, full, 64 * p, w.h, i0 + 64 * c, w.b);
-        if constexpr (kPersistent) ++qn_p;
+        ++qn_p;
       }
     }
     if (kv_thread) {
@@ -407,7 +621,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
           if (n + 1 < n_tiles) load_kv(s_K, k_full(stage(n + 1)), k_empty(stage(n + 1)), &maps.k, n + 1);
           load_kv(s_V, v_full(stage(n)), v_empty(stage(n)), &maps.v, n);
         }
-        if constexpr (kPersistent) kv0 += n_tiles;
+        kv0 += n_tiles;
       }
     }
     if (timed_out) __trap();
@@ -508,7 +722,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       for (int j = ju0; j < ju1; ++j) step(j - j_first, std::false_type{});
       for (int j = max(ju1, j_first + 1); j < j_last; ++j) step(j - j_first, std::true_type{});
       // Every S = Q K^T of this work tile has completed: Q's buffer may take the next tile's Q.
-      if constexpr (kPersistent) mbar_arrive_lane0(q_empty(q_stage()), lane);
+      mbar_arrive_lane0(q_empty(q_stage()), lane);
       // The last P V.
       mbar_wait(v_full(stage(n_tiles - 1)), parity(n_tiles - 1), timed_out);
       issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n_tiles - 1), v_lbo, v_sbo);
@@ -518,17 +732,15 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       mbar_arrive_lane0(v_empty(stage(n_tiles - 1)), lane);
     }
 
-    // A protocol bug: fail the launch rather than write O. Persistent: only after the last tile (a
-    // trap inside the tile loop, which holds the MMA loop, makes ptxas serialize the wgmma); a thread
-    // whose wait gave up runs on through the remaining tiles without waiting (so the named barriers
-    // still balance) and traps there; the launch fails either way.
-    if constexpr (!kPersistent)
-      if (timed_out) __trap();
+    // A protocol bug: fail the launch rather than write O, but only after the last tile (a trap
+    // inside the tile loop, which holds the MMA loop, makes ptxas serialize the wgmma); a thread whose
+    // wait gave up runs on through the remaining tiles without waiting (so the named barriers still
+    // balance) and traps there; the launch fails either way.
     // Epilogue (v06's): O / l straight from the accumulators (4-byte stores), LSE = scale m + log l.
     // Registers to global memory only: the next tile's loads into shared memory cannot race with it.
     // The tile is decoded again here, from a copy of t the compiler cannot see through, so that b, h
     // and the rows are not held in registers across the MMA loop (persistent: t is the only one).
-    const WorkTile we = work_tile(kPersistent ? opaque(t) : t);
+    const WorkTile we = work_tile(opaque(t));
     const int wi0 = we.q * kBr + 64 * c + 16 * cw;
     T* const g_O = g_O_all + a.q_offset(we.b, 0, we.h);
     const int64_t q_stride = a.q_row_stride();
@@ -548,12 +760,11 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       if (lane % 4 == 0)
         g_LSE[a.lse_offset(we.b, we.h, i)] = l_i[s] > 0.f ? m_i[s] * a.scale + logf(l_i[s]) : -INFINITY;
     }
-    if constexpr (kPersistent) kv0 += n_tiles, qn += n_tiles > 0 ? 1 : 0;
+    kv0 += n_tiles, qn += n_tiles > 0 ? 1 : 0;
   }
   if constexpr (Tl::kPingPong)
     if (c == 0) named_bar_sync(kSchedBar + 0, 256);
-  if constexpr (kPersistent)
-    if (timed_out) __trap();
+  if (timed_out) __trap();
 #else
   (void)maps, (void)a, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo, (void)sched, (void)n_work;
 #endif
@@ -608,7 +819,7 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
   dim3 grid;
   // Without persistence the kernel reverses blockIdx.y (heavy query blocks first).
   const char* order = "qblock_major_rev";
-  const TileScheduler sched = make_tile_scheduler(a.batch, a.heads_q, a.seqlen_q, Tl::kBr, a.mask);
+  [[maybe_unused]] const TileScheduler sched = make_tile_scheduler(a.batch, a.heads_q, a.seqlen_q, Tl::kBr, a.mask);
   if constexpr (Tl::kPersistent) {
     int64_t sms = 0;
     if (auto e = persistent_sms(sms)) return e;
@@ -637,8 +848,12 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
     if constexpr (sizeof(T) != 2) {
       return std::string(Tl::kPersistent ? "v08p_fa3_persistent" : "v08_fa3_warpspec") + ": dtype must be fp16 or bf16";
     } else {
-      return L.main(main, &fa3_warpspec_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, maps, a,
-                    static_cast<T*>(t.o), t.lse, lbo, sbo, sched, static_cast<int>(std::min<int64_t>(sched.tiles(), INT32_MAX)));
+      if constexpr (Tl::kPersistent)
+        return L.main(main, &fa3_warpspec_persistent_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, maps, a,
+                      static_cast<T*>(t.o), t.lse, lbo, sbo, sched, static_cast<int>(sched.tiles()));
+      else
+        return L.main(main, &fa3_warpspec_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, maps, a,
+                      static_cast<T*>(t.o), t.lse, lbo, sbo);
     }
   });
 }
