@@ -783,9 +783,9 @@ __global__ void warpspec_probe_kernel(int* out) {
 // A (batch, seqlen, heads, d) BSHD tensor as a 4-D tensor map (ws::encode_bshd), boxes of 64
 // columns (128 bytes: the swizzle span) x 1 head x box_rows rows x 1 sequence, 128-byte swizzle;
 // rows past seqlen are zero-filled.
-LaunchStatus encode(CUtensorMap& m, const char* what, const void* base, DType dt, int64_t batch, int64_t seqlen,
-                    int64_t heads, int64_t d, int box_rows) {
-  return ws::encode_bshd(m, "v08_fa3_warpspec", what, base,
+LaunchStatus encode(CUtensorMap& m, const char* variant, const char* what, const void* base, DType dt,
+                    int64_t batch, int64_t seqlen, int64_t heads, int64_t d, int box_rows) {
+  return ws::encode_bshd(m, variant, what, base,
                          dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
                          batch, seqlen, heads, d, 64, box_rows, CU_TENSOR_MAP_SWIZZLE_128B);
 }
@@ -837,16 +837,17 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
     grid = dim3(static_cast<unsigned>(a.batch * a.heads_q), static_cast<unsigned>(q_blocks));
   }
   V08Maps maps{};
-  if (auto e = encode(maps.q, "Q", t.q, dt, a.batch, a.seqlen_q, a.heads_q, a.head_dim, 64)) return e;
-  if (auto e = encode(maps.k, "K", t.k, dt, a.batch, a.seqlen_k, a.heads_kv, a.head_dim, Tl::kBc)) return e;
-  if (auto e = encode(maps.v, "V", t.v, dt, a.batch, a.seqlen_k, a.heads_kv, a.head_dim, Tl::kBc)) return e;
+  const char* variant = Tl::kPersistent ? "v08p_fa3_persistent" : "v08_fa3_warpspec";  // refusals name it
+  if (auto e = encode(maps.q, variant, "Q", t.q, dt, a.batch, a.seqlen_q, a.heads_q, a.head_dim, 64)) return e;
+  if (auto e = encode(maps.k, variant, "K", t.k, dt, a.batch, a.seqlen_k, a.heads_kv, a.head_dim, Tl::kBc)) return e;
+  if (auto e = encode(maps.v, variant, "V", t.v, dt, a.batch, a.seqlen_k, a.heads_kv, a.head_dim, Tl::kBc)) return e;
   // V's descriptor for the N-major B operand, as v06: LBO = Bc x 128 bytes (one 64-column panel of
   // d to the next), SBO = 1024 bytes (one 8-key group to the next).
   const uint32_t lbo = Tl::kBc * 128, sbo = 1024;
   const MainKernel main{.br = Tl::kBr, .bc = Tl::kBc, .stages = Tl::kStages, .splits = 0, .grid_order = order};
   return dispatch_dtype(dt, [&]<class T>() -> LaunchStatus {
     if constexpr (sizeof(T) != 2) {
-      return std::string(Tl::kPersistent ? "v08p_fa3_persistent" : "v08_fa3_warpspec") + ": dtype must be fp16 or bf16";
+      return std::string(variant) + ": dtype must be fp16 or bf16";
     } else {
       if constexpr (Tl::kPersistent)
         return L.main(main, &fa3_warpspec_persistent_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, maps, a,
