@@ -37,11 +37,22 @@ inline constexpr VariantDesign kVariantDesigns[] = {
     {"v05_fa2_fast", "mma_sync/none/fragments/walk=up"},    // mma.sync; ldmatrix from padded rows
     {"v06_fa2_wgmma", "wgmma/intra-warpgroup/fragments/walk=up"},  // wgmma; softmax of S_j under P_{j-1} V_{j-1}
     {"v08_fa3_warpspec", "wgmma/warp-specialized/fragments/walk=up"},  // TMA producer warp, 2 consumer warpgroups in ping-pong, v06's overlap inside each
+    // v08 on a persistent grid: the same pipeline per tile; its launch reports the order
+    // (persistent_bh_major / persistent_qblock_major_rev, modeled as bh_major / qblock_major_rev: the
+    // same waves); the overlap of one tile's epilogue with the next tile's loads is not modeled.
+    {"v08p_fa3_persistent", "wgmma/warp-specialized/fragments/walk=up"},
     // v07: mma.sync decoding kernel (split-KV); its warps issue the cp.async copies of the next K/V
     // stages between tiles, behind one CTA barrier per tile (kv=inline: no producer warp); a paged
     // cache's table is read once per key of a tile into a shared row table (table=tile).
     {"v07_decode_splitkv", "mma_sync/none/fragments/kv=inline/table=tile"},
+    // v07b: v07's pipeline (cp.async ring issued by the compute warpgroups between tiles, one CTA
+    // barrier per tile; the same row table) with both products on wgmma; within a warpgroup the
+    // softmax waits for S and P V for the softmax (no overlap; kernels/v07b_decode_wgmma.hip).
+    {"v07b_decode_wgmma", "wgmma/none/fragments/kv=inline/table=tile"},
     {"v09_fp8_wgmma", "wgmma/intra-warpgroup/fragments/vt-pass/walk=up"},  // v06's loop on wgmma e4m3, after its V transpose pass
+    // v10: v09's arithmetic (after the same V transpose pass) on v08's pipeline: TMA producer,
+    // consumer warpgroups in ping-pong (kernels/v10_fp8_warpspec.hip; compiled, not run).
+    {"v10_fp8_warpspec", "wgmma/warp-specialized/fragments/vt-pass/walk=up"},
     // The backward ladder (bwd_registry.cpp): the overlap of their softmax-gradient work with the
     // matrix units is not described in their headers, so none is modeled.
     {"bwd01_fa2_scalar", "fma/none/fragments"},               // scalar fp32

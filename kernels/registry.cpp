@@ -17,29 +17,47 @@
 
 // X(id, strategy, dtypes, head_dims, takes_tile_sizes, idea)
 // v08_fa3_warpspec is listed below v06 until it has passed the GPU suite: python/ioattn.py's
-// kernel=None takes the highest rung that accepts a problem.
+// kernel=None takes the highest rung that accepts a problem. v08p_fa3_persistent (v08 on a persistent
+// grid, not yet run on a GPU) is listed below v08, so that v08 stays the choice where v06 refuses.
+// v10_fp8_warpspec is listed below v09 for the same reason.
+// v07b_decode_wgmma is listed below v07 (before it) for the same reason: not yet run on a GPU.
 // clang-format off
 #define IOATTN_LADDER(X) \
   X(v01_naive,      "standard", "fp32,fp16,bf16", "any",      false, "three passes: S = scale*QK^T to HBM, softmax in place, O = P*V") \
   X(v02_fa1,        "fa1",      "fp32,fp16,bf16", "any<=256", true,  "FA1 loop order: K/V blocks outer, query blocks inner; O, m, l re-read from HBM per K/V block") \
   X(v03_fa2_scalar, "fa2",      "fp32,fp16,bf16", "any<=256", true,  "FA2 loop order: query block outer, online softmax in registers, scalar fp32 math (teaching kernel)") \
   X(v03b_splitkv_scalar, "splitkv", "fp32,fp16,bf16", "any<=256", true, "v03 + split-KV (Flash-Decoding): keys cut into splits, partial O/LSE combined by log-sum-exp") \
+  X(v07b_decode_wgmma, "splitkv", "fp16,bf16",   "64,128,256", false, "v07 on Hopper wgmma: the packed rows (query heads x queries of a K/V group) as M = 64 per warpgroup, K/V in a cp.async ring of swizzled tiles (page-granular rows), warpgroups split a stage's keys or its rows, v07's split heuristic and combine; sm_90a only") \
   X(v07_decode_splitkv, "splitkv", "fp16,bf16",   "64,128,256", false, "Flash-Decoding on matrix cores: a K/V group's query heads x query rows packed as the MMA's M rows (one K/V load serves them all), keys split across CTAs by a GPU-filling heuristic, log-sum-exp combine") \
   X(v04_fa2_mma,    "fa2",      "fp16,bf16",      "64,128",   false, "FA2 on matrix cores (mma.sync/MFMA fragments): plain loads, one buffer, mask on every tile") \
   X(v05_fa2_fast,   "fa2",      "fp16,bf16",      "32,64,96,128,256", true, "v04 + cp.async pipeline, padded smem, ldmatrix, P in registers, exp2, boundary-only masks") \
+  X(v08p_fa3_persistent, "fa2", "fp16,bf16",      "64,96,128,192,256", true,  "v08 on a persistent grid: one CTA per SM walks (batch, head, query block) work tiles in a static order (kernels/tile_scheduler.hpp: heavy query blocks first under a mask, else head-major for L2), the next tile's Q and first K/V loaded while the consumers finish the current one; sm_90a only") \
   X(v08_fa3_warpspec, "fa2",    "fp16,bf16",      "64,96,128,192,256", true,  "v06 warp-specialized (FA3): a producer warp issues TMA loads of K/V into an mbarrier ring, two or three consumer warpgroups (setmaxnreg 24/240 or 24/160) ping-pong their GEMMs via named barriers; other head dims that are multiples of 8 up to 256 padded inside; sm_90a only") \
   X(v06_fa2_wgmma,  "fa2",      "fp16,bf16",      "64,128",   true,  "v05 on Hopper wgmma (warpgroup MMA from swizzled shared tiles); softmax of one tile overlaps P*V of the previous (FA3); sm_90a only") \
+  X(v10_fp8_warpspec, "fa2",    "fp8_e4m3",       "64,128,256", true,  "v09's FP8 arithmetic on v08's warp-specialized loop: TMA producer warpgroup, K and V^T rings with mbarriers (V^T from v09's transpose pass), two or three consumer warpgroups in ping-pong, v09's promotion of S; sm_90a only") \
   X(v09_fp8_wgmma,  "fa2",      "fp8_e4m3",       "64,128,256", false, "v06 in FP8: wgmma e4m3 (k32), V transposed per head by a separate pass, P rounded to e4m3 in registers, descales on S and O, bf16/fp16 out; sm_90a only")
 // clang-format on
+
+// AMD-only variants (kernels/CMakeLists.txt, IOATTN_KERNEL_VARIANTS_AMD), same columns: listed only
+// in a build that compiled them (IOATTN_BUILT_<id>), i.e. a build of the library for AMD (none
+// exists today: AMD is compiled, not run); every NVIDIA and CPU-only build has the ladder above.
+#if defined(IOATTN_BUILT_v09a_fp8_mfma)
+#define IOATTN_LADDER_AMD(X) \
+  X(v09a_fp8_mfma,  "fa2",      "fp8_e4m3",       "64,128,256", false, "v09 on CDNA3 FP8 MFMA (16x16x32): transposed products S^T = K Q^T, O^T = V^T P^T keep P in registers; OCP e4m3 inputs reach the FNUZ hardware as the codes of half their value (exact), V^T built in LDS; gfx940/941/942 only")
+#else
+#define IOATTN_LADDER_AMD(X)
+#endif
 
 // The layout table: variants that read packed (varlen) or paged layouts besides dense BSHD
 // (LayoutSupport, launch.hpp), one line each, X(id, varlen, paged_kv); every other variant is
 // refused such a problem by its registry entry.
 //   v07_decode_splitkv  paged KV (K/V through the block table, seqused_k per sequence); dense Q only
+//   v07b_decode_wgmma   the same as v07
 //   v06_fa2_wgmma       packed Q and/or K (cu_seqlens_q/k), paged KV (any page size)
 //   v05_fa2_fast        the same, at the default tile of each head dim
 #define IOATTN_LAYOUT_SUPPORT(X) \
   X(v07_decode_splitkv, false, true) \
+  X(v07b_decode_wgmma, false, true) \
   X(v06_fa2_wgmma, true, true) \
   X(v05_fa2_fast, true, true)
 
@@ -59,6 +77,7 @@ constexpr LayoutSupport layouts_of(std::string_view id) {
 #if defined(IOATTN_KERNELS_GPU)
 #define IOATTN_DECLARE(id, ...) IOATTN_DECLARE_VARIANT(id);
 IOATTN_LADDER(IOATTN_DECLARE)
+IOATTN_LADDER_AMD(IOATTN_DECLARE)
 #undef IOATTN_DECLARE
 #define IOATTN_IMPL(id, fn) id##_##fn
 bool built_with_gpu() { return true; }
@@ -94,6 +113,7 @@ namespace {
     return IOATTN_IMPL(id, config)(p, o, out);                                                         \
   }
 IOATTN_LADDER(IOATTN_GUARD)
+IOATTN_LADDER_AMD(IOATTN_GUARD)
 #undef IOATTN_GUARD
 }  // namespace
 #define IOATTN_OPS(id) \
@@ -102,7 +122,7 @@ IOATTN_LADDER(IOATTN_GUARD)
 namespace {
 #define IOATTN_ENTRY(id, strategy, dtypes, head_dims, tiles, idea) \
   KernelInfo{#id, idea, strategy, dtypes, head_dims, tiles, IOATTN_OPS(id), layouts_of(#id)},
-const KernelInfo kLadder[] = {IOATTN_LADDER(IOATTN_ENTRY)};
+const KernelInfo kLadder[] = {IOATTN_LADDER(IOATTN_ENTRY) IOATTN_LADDER_AMD(IOATTN_ENTRY)};
 #undef IOATTN_ENTRY
 }  // namespace
 

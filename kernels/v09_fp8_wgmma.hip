@@ -100,6 +100,14 @@
 // model above predicted no failure with promotion: refuted), and promotion every instruction lowers
 // throughput by 8 / 15 / 38 % at d 64 / 128 / 256. Benchmark: role fp8 (README.md's fp8_headline),
 // unpromoted in 2026-12-01_eeb7765_fp8_promote_fast.
+// Accumulation, as published (reference/fp8_mma_model.hpp, from the bit-accurate models of
+// arXiv:2512.07004 and MMA-Sim): per k32 instruction one alignment of the 32 products and C to the
+// largest exponent, 13 bits kept, truncated, the result truncated to 13 bits (e8m13). The 13-bit model
+// above differed in its 16-term steps and its missing output truncation. kernels/dev/fp8_v09_emulate.cpp
+// (this kernel on the CPU with the published model) reproduces all 96 runs of fp8_promote.txt (O within
+// 0.15 %, LSE within 1 %): LSE's error is the accumulation, O's failures are the lazy rescaling (the
+// dominant P~ in (1, 256] gets e4m3's rounding, not exactly 1); emulated eager rescaling passes every
+// seed against the baseline of the same accumulation (`ioattn run --check --fp8-baseline mma:N`).
 // Run: ioattn run --kernel v09_fp8_wgmma --dtype fp8_e4m3 --seqlen 4096 --heads 16 --head-dim 128 --check
 //
 // Supports: fp8_e4m3 inputs (not e5m2), output bf16 or fp16; descales per tensor or per K/V head
@@ -107,7 +115,8 @@
 // Nk; causal (bottom-right), windows, GQA/MQA; LSE out; fully masked rows give O = 0, LSE = -inf.
 // Dense layout only. IOATTN_V09_DISABLE=1 makes supports() refuse everything (a suite run can
 // leave it out after a fault). Needs sm_90a device code (kernels/CMakeLists.txt adds it for this file) and
-// asks the device once, as v06 does. AMD: refused (no wgmma; gfx940's FP8 MFMA path is not written).
+// asks the device once, as v06 does. AMD: refused (no wgmma); the AMD FP8 forward is v09a_fp8_mfma.hip
+// (gfx940's FP8 MFMA on FNUZ codes; compiled, not run).
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -121,6 +130,7 @@
 #include "kernels/platform/wgmma.hpp"
 #include "kernels/platform/wgmma_fp8.hpp"
 #include "kernels/fwd_wgmma_common.hpp"
+#include "kernels/fp8_wgmma_common.hpp"
 
 #if defined(IOATTN_PLATFORM_NVIDIA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define IOATTN_V09_WGMMA 1
@@ -131,28 +141,9 @@ namespace {
 
 #if defined(IOATTN_PLATFORM_NVIDIA)
 
-constexpr int kMaxDescaleHeads = 64;  // per-K/V-head descales travel in the kernel arguments
-constexpr int kKeyPad = 128;          // V^T rows: Nk rounded up to this (every Bc divides it)
-
-// The descales as the kernel sees them: n = 1 (per tensor, or none: 1.0) or heads_kv values.
-struct Fp8Descales {
-  float q[kMaxDescaleHeads], k[kMaxDescaleHeads], v[kMaxDescaleHeads];
-  int per_head;  // 1: entry kv_head_of(h); 0: entry 0
-};
-
-// Key renumbering within a 32-key group (header): K index kpos of the P V product reads key phys(kpos).
-__host__ __device__ constexpr int phys_key(int kpos) {
-  return 16 * (kpos / 16) + 8 * ((kpos % 4) / 2) + 2 * ((kpos % 16) / 4) + kpos % 2;
-}
-static_assert([] {
-  bool seen[32] = {};
-  for (int k = 0; k < 32; ++k) {
-    if (phys_key(k) < 0 || phys_key(k) >= 32 || seen[phys_key(k)]) return false;
-    seen[phys_key(k)] = true;
-  }
-  // The thread t = 1, register 2 (K index 16 + 4 + b) holds accumulator keys 18, 19, 26, 27.
-  return phys_key(20) == 18 && phys_key(21) == 19 && phys_key(22) == 26 && phys_key(23) == 27;
-}(), "phys_key must be a permutation of 0..31 matching the accumulator layout");
+// The descales, the key renumbering (phys_key), the V^T pass and the wgmma issue of both products
+// are shared with v10: kernels/fp8_wgmma_common.hpp.
+using namespace fp8wg;
 
 // Byte offset of 16-byte chunk c16 of row r in a swizzled tile of kRows rows stored as panels of
 // kRows x kRowBytes (kRowBytes 128: chunk c ^ (r % 8), the 128B swizzle; 64: chunk c ^ ((r / 2) % 4),
@@ -210,131 +201,6 @@ __device__ inline void load_swizzled(uint8_t* s, const uint8_t* g, int64_t row_s
                         valid);  // HBM read
   }
 }
-
-// Pass 1: V (batch, Nk, Hkv, d) e4m3 -> V^T (batch, Hkv, d, Nk_pad), keys renumbered within each
-// 32-key group (phys_key), zero past Nk. One CTA per (b*Hkv + hk, 64 keys, 64 of d): a 64 x 64 byte
-// tile through shared memory, 16-byte loads and stores.
-__global__ void __launch_bounds__(256) transpose_v_kernel(AttnView a, const uint8_t* __restrict__ g_V,
-                                                          uint8_t* __restrict__ g_Vt, int64_t nk_pad) {
-  __shared__ alignas(16) uint8_t s_t[64][64 + 16];  // (keys, d) of the tile; rows padded (16-byte stores)
-  const int64_t bh = blockIdx.x, b = bh / a.heads_kv, hk = bh % a.heads_kv;
-  const int key0 = static_cast<int>(blockIdx.y) * 64, x0 = static_cast<int>(blockIdx.z) * 64;
-  const int tid = threadIdx.x, r = tid / 4, c = (tid % 4) * 16;  // 64 rows x 4 chunks of 16 bytes
-  const int key = key0 + r;
-  uint4 v = {0, 0, 0, 0};
-  if (key < a.seqlen_k)
-    v = *reinterpret_cast<const uint4*>(g_V + a.kv_offset(b, key, hk) + x0 + c);  // HBM read: V, once
-  *reinterpret_cast<uint4*>(&s_t[r][c]) = v;
-  __syncthreads();
-  // Output row x0 + r (one d index), keys key0 + c .. + 15 in K order: byte i reads key phys(...).
-  alignas(16) uint8_t out[16];
-#pragma unroll
-  for (int i = 0; i < 16; ++i) {
-    const int kpos = (c + i) % 32, group = (c + i) / 32;
-    out[i] = s_t[32 * group + phys_key(kpos)][r];
-  }
-  uint8_t* dst = g_Vt + ((b * a.heads_kv + hk) * a.head_dim + x0 + r) * nk_pad + key0 + c;
-  *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(out);  // HBM write: V^T, once
-}
-
-#if defined(IOATTN_V09_WGMMA)
-template <int kN>
-__device__ __forceinline__ void wgmma_ss(float (&d)[kN / 2], uint64_t da, uint64_t db, int acc) {
-  if constexpr (kN == 16) wg8::wgmma_ss_n16(d, da, db, acc);
-  else if constexpr (kN == 32) wg8::wgmma_ss_n32(d, da, db, acc);
-  else if constexpr (kN == 64) wg8::wgmma_ss_n64(d, da, db, acc);
-  else if constexpr (kN == 128) wg8::wgmma_ss_n128(d, da, db, acc);
-  else wg8::wgmma_ss_n256(d, da, db, acc);
-}
-template <int kN>
-__device__ __forceinline__ void wgmma_rs(float (&d)[kN / 2], const uint32_t (&a)[4], uint64_t db, int acc) {
-  if constexpr (kN == 64) wg8::wgmma_rs_n64(d, a, db, acc);
-  else if constexpr (kN == 128) wg8::wgmma_rs_n128(d, a, db, acc);
-  else wg8::wgmma_rs_n256(d, a, db, acc);
-}
-
-// k32 slices [kk0, kk1) of S = Q K^T for kN keys of one tile (starting at k_addr: key row 0, or
-// row n kN of the tile, a whole number of 8-row swizzle atoms), issued into acc, a fresh
-// accumulator at kk0 (its first MMA reads no C); slice kk starts 32 kk bytes along d, i.e. in
-// panel 32 kk / kQKRow (panels of Bc rows) at byte (32 kk) % kQKRow of the row.
-template <class Tl, int kN = Tl::kBc>
-__device__ __forceinline__ void issue_qk(float (&acc)[kN / 2], uint32_t q_addr, uint32_t k_addr, int kk0, int kk1) {
-  wg::fence_regs(acc);
-  wg::fence();
-#pragma unroll
-  for (int kk = kk0; kk < kk1; ++kk) {
-    const int panel = 32 * kk / Tl::kQKRow, within = 32 * kk % Tl::kQKRow;
-    const uint64_t dq = wg8::desc<Tl::kQKRow>(q_addr + panel * (Tl::kBr * Tl::kQKRow) + within);
-    const uint64_t dk = wg8::desc<Tl::kQKRow>(k_addr + panel * (Tl::kBc * Tl::kQKRow) + within);
-    wgmma_ss<kN>(acc, dq, dk, kk > kk0);
-  }
-}
-
-// S = Q K^T for one tile into r_S, completed (in registers) on return, with promotion: chunk 0
-// (kPromote slices, all Bc keys) into r_S; every further chunk, one column part of kTCols keys at a
-// time, into the fresh accumulator r_T, waited for and added to its columns of r_S in fp32 on the
-// CUDA cores (accumulator layout: the kTCols keys of part n are registers [n kTCols/2, (n+1)
-// kTCols/2) of r_S). issue_after() (O += P V of the previous tile; it commits its own group) is
-// issued after the last part and left running (wait<1>): the softmax overlaps it as in v06. With
-// kSChunks = 1 (no promotion) this is v06's issue / wait<1> exactly; every further part costs one
-// wait (the tensor cores idle while kTCols/2 adds run).
-template <class Tl, int kT, class F>
-__device__ __forceinline__ void compute_s(float (&r_S)[Tl::kBc / 2], float (&r_T)[kT], uint32_t q_addr,
-                                          uint32_t k_addr, F&& issue_after) {
-  constexpr int kP = Tl::kPromote, kChunks = Tl::kSChunks;
-  issue_qk<Tl>(r_S, q_addr, k_addr, 0, kP);
-  wg::commit();
-  if constexpr (kChunks == 1) {
-    issue_after();
-    wg::wait<1>();
-    wg::fence_regs(r_S);
-  } else {
-    constexpr int kW = Tl::kTCols, kParts = Tl::kBc / kW;
-    static_assert(kT == kW / 2, "r_T holds one column part of S");
-#pragma unroll
-    for (int c = 1; c < kChunks; ++c)
-#pragma unroll
-      for (int n = 0; n < kParts; ++n) {
-        issue_qk<Tl, kW>(r_T, q_addr, k_addr + n * kW * Tl::kQKRow, c * kP, (c + 1) * kP);
-        wg::commit();
-        if (c == kChunks - 1 && n == kParts - 1) {
-          issue_after();
-          wg::wait<1>();  // every S part done; P V may still run
-        } else {
-          wg::wait_all();
-        }
-        wg::fence_regs(r_S);
-        wg::fence_regs(r_T);
-#pragma unroll
-        for (int x = 0; x < kW / 2; ++x) r_S[n * kW / 2 + x] += r_T[x];  // promotion: fp32 add
-      }
-  }
-}
-
-// O += P V for one tile, issued: Bc/32 MMAs of k = 32 keys; slice g starts 32 g bytes into each
-// V^T row. r_P must stay untouched until it completes.
-template <class Tl>
-__device__ __forceinline__ void issue_pv(float (&r_O)[Tl::kD / 2], const uint32_t (&r_P)[Tl::kBc / 32][4],
-                                         uint32_t vt_addr) {
-  wg::fence_regs(r_O);
-  wg::fence();
-#pragma unroll
-  for (int g = 0; g < Tl::kBc / 32; ++g) wgmma_rs<Tl::kD>(r_O, r_P[g], wg8::desc<Tl::kVRow>(vt_addr + 32 * g), 1);
-}
-
-// P (fp32, accumulator layout) -> e4m3 A fragments, 32 keys per MMA, in registers (header: register
-// r of slice s takes atoms 4s + 2(r/2) and 4s + 2(r/2) + 1, elements 0, 1 for row g or 2, 3 for g + 8).
-template <int kBc>
-__device__ __forceinline__ void pack_p(const float (&r_S)[kBc / 2], uint32_t (&r_P)[kBc / 32][4]) {
-#pragma unroll
-  for (int s = 0; s < kBc / 32; ++s)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int a0 = 4 * (4 * s + 2 * (r / 2)), a1 = a0 + 4, e = 2 * (r % 2);
-      r_P[s][r] = wg8::pack_e4m3x4(r_S[a0 + e], r_S[a0 + e + 1], r_S[a1 + e], r_S[a1 + e + 1]);
-    }
-}
-#endif  // IOATTN_V09_WGMMA
 
 template <class T, class Tl>
 __global__ void __launch_bounds__(Tl::kThreads, 1)
@@ -504,21 +370,6 @@ LaunchStatus wgmma_available() {
   return std::nullopt;
 }
 
-int64_t padded_keys(const AttnProblem& p) { return (p.seqlen_k + kKeyPad - 1) / kKeyPad * kKeyPad; }
-
-Fp8Descales descales_of(const AttnProblem& p) {
-  Fp8Descales ds{};
-  const bool per_head = p.fp8.q_descale.size() > 1 || p.fp8.k_descale.size() > 1 || p.fp8.v_descale.size() > 1;
-  ds.per_head = per_head ? 1 : 0;
-  const int64_t n = per_head ? p.heads_kv : 1;
-  for (int64_t hk = 0; hk < n; ++hk) {
-    ds.q[hk] = AttnProblem::descale_at(p.fp8.q_descale, hk);  // query head h: entry kv_head_of(h)
-    ds.k[hk] = p.k_descale_of(hk);
-    ds.v[hk] = p.v_descale_of(hk);
-  }
-  return ds;
-}
-
 template <class Tl>
 LaunchStatus launch_tile(const AttnProblem& p, const DeviceTensors& t, void* workspace, const Launcher& L) {
   const AttnView a = AttnView::of(p);
@@ -563,16 +414,7 @@ const Config kConfigs[] = {
     {256, 4, &launch_tile<V09Tile<256, 64, 2, 4, 16>>},
     {256, 8, &launch_tile<V09Tile<256, 64, 2, 8>>},
 };
-// IOATTN_V09_S_PROMOTE: unset or empty = the default; "fast" = no promotion (one accumulator across
-// d); a number n = a fresh accumulator every n k32 instructions. 0: not a valid value.
-int requested_promote(int64_t d) {
-  const char* v = std::getenv("IOATTN_V09_S_PROMOTE");
-  if (!v || v[0] == '\0') return 0;  // the default
-  if (std::string(v) == "fast") return static_cast<int>(d / 32);
-  char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  return (end && *end == '\0' && n > 0 && n <= 8) ? static_cast<int>(n) : -1;
-}
+int requested_promote(int64_t d) { return fp8wg::requested_promote("IOATTN_V09_S_PROMOTE", d); }
 const Config* find_config(int64_t d, int promote = 0) {
   for (const Config& c : kConfigs)
     if (c.d == d && (promote == 0 || c.promote == promote)) return &c;
@@ -609,7 +451,7 @@ LaunchStatus v09_fp8_wgmma_supports(const AttnProblem& p, const KernelOptions& o
   return std::nullopt;
 #else
   (void)opt;
-  return "v09_fp8_wgmma needs NVIDIA Hopper (wgmma e4m3); no AMD FP8 path is written";
+  return "v09_fp8_wgmma needs NVIDIA Hopper (wgmma e4m3); on AMD CDNA3 the FP8 forward is v09a_fp8_mfma";
 #endif
 }
 

@@ -122,6 +122,10 @@ Machine load_machine(const std::filesystem::path& file) {
   m.calibrated_bwd_mma_sync_efficiency = read_optional(j, "calibrated_bwd_mma_sync_efficiency", f);
   m.calibrated_bwd_wgmma_efficiency = read_optional(j, "calibrated_bwd_wgmma_efficiency", f);
   m.calibrated_atomic_adds_per_cu_per_clock = read_optional(j, "calibrated_atomic_adds_per_cu_per_clock", f);
+  m.calibrated_cta_drift_tiles_per_tile = read_optional(j, "calibrated_cta_drift_tiles_per_tile", f);
+  if (m.calibrated_cta_drift_tiles_per_tile && !(m.calibrated_cta_drift_tiles_per_tile->value >= 0.0))
+    throw SimError(fmt::format("machine file {}: calibrated_cta_drift_tiles_per_tile must be >= 0 (got {})", f,
+                               m.calibrated_cta_drift_tiles_per_tile->value));
   if (m.calibrated_atomic_adds_per_cu_per_clock && !(m.calibrated_atomic_adds_per_cu_per_clock->value > 0.0))
     throw SimError(fmt::format("machine file {}: calibrated_atomic_adds_per_cu_per_clock must be > 0 (got {})", f,
                                m.calibrated_atomic_adds_per_cu_per_clock->value));

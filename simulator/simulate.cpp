@@ -87,6 +87,9 @@ std::string_view grid_order_name(GridOrder g) {
   return "?";
 }
 std::optional<GridOrder> parse_grid_order(std::string_view s) {
+  // A persistent grid walking its tiles in an order (kernels/tile_scheduler.hpp) runs the same waves
+  // as the non-persistent grid dispatched in that order: the same GridOrder.
+  if (s.starts_with("persistent_")) s.remove_prefix(std::string_view("persistent_").size());
   for (auto v : {GridOrder::bh_major, GridOrder::bh_major_splits, GridOrder::qblock_major, GridOrder::qblock_major_rev})
     if (s == grid_order_name(v)) return v;
   return std::nullopt;
@@ -689,7 +692,8 @@ Result simulate_unchecked(const AttnProblem& p, const Machine& m, const Tiling& 
       // is one CTA per CU. A hypothesis fitted to no parameter; the evidence is v04's DRAM reads
       // (simulator/README.md, "The L2 model where it is weak").
       const bool staggered = occ > 1 && kt.design.lds == LdsRead::scalar;
-      k = detail::count_tiled(p, kt, pk.t, cus, occ, llc, o.no_l2, staggered ? 1 : 0);
+      const double drift = m.calibrated_cta_drift_tiles_per_tile ? m.calibrated_cta_drift_tiles_per_tile->value : 0.0;
+      k = detail::count_tiled(p, kt, pk.t, cus, occ, llc, o.no_l2, staggered ? 1 : 0, drift);
       if (pk.t.own_Br <= 0) r.ctas_per_cu = std::max(r.ctas_per_cu, occ);  // the main kernels' occupancy
     } else {
       k = detail::count_stream(p, pk.s, cus, llc, o.no_l2);

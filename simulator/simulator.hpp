@@ -103,6 +103,10 @@ struct Machine {
   std::optional<Sourced> calibrated_bwd_mma_sync_efficiency;
   std::optional<Sourced> calibrated_bwd_wgmma_efficiency;
   std::optional<Sourced> calibrated_atomic_adds_per_cu_per_clock;
+  // The L2 wave model's drift (simulator/README.md, "Three HBM figures"): the progress spread, in key
+  // tiles, that co-resident CTAs of one K/V stream gather per tile their slot walked in the waves
+  // before; a lockstep wave re-reads the share of the spread's live set the cache cannot hold.
+  std::optional<Sourced> calibrated_cta_drift_tiles_per_tile;
 
   // Measured ceilings beside the datasheet (H200: experiments/gpu/ceilings.py, committed under
   // experiments/results/h200/; the machine file's "source" names the file). Used for time when
@@ -223,6 +227,10 @@ std::string_view dq_mode_name(DqMode m);
 //   qblock_major_rev  as qblock_major with y = s * T_out + (T_out - 1 - o): last blocks (the heavy
 //                     ones under a causal mask) first (v05, v06)
 // A kernel with one CTA per head (FA1's sequential outer loop) is the same under every order.
+// persistent_<order> (parse_grid_order): a persistent grid of one CTA per SM whose CTA c walks tiles
+// c, c + G, ... of <order> (v08p; kernels/tile_scheduler.hpp); wave k is then tiles [kG, (k+1)G) as
+// for the non-persistent grid, so it is modeled as <order> (the persistent grid's overlap of one
+// tile's epilogue with the next tile's loads is not modeled).
 enum class GridOrder { bh_major, bh_major_splits, qblock_major, qblock_major_rev };
 std::string_view grid_order_name(GridOrder g);
 std::optional<GridOrder> parse_grid_order(std::string_view s);

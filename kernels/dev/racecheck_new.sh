@@ -17,11 +17,22 @@ CASES=(
   "v08_fa3_warpspec|--seqlen-q 300 --seqlen-k 700 --heads 2 --head-dim 96 --dtype fp16"
   "v08_fa3_warpspec|--seqlen-q 300 --seqlen-k 301 --heads 2 --head-dim 192 --dtype bf16 --causal"
   "v08_fa3_warpspec|--seqlen-q 257 --seqlen-k 555 --heads-q 3 --heads-kv 1 --head-dim 40 --dtype bf16 --window 37,5"
+  "v08p_fa3_persistent|--batch 2 --seqlen-q 517 --seqlen-k 403 --heads-q 32 --heads-kv 8 --head-dim 64 --dtype bf16 --causal"
+  "v08p_fa3_persistent|--batch 2 --seqlen-q 300 --seqlen-k 700 --heads 40 --head-dim 128 --dtype fp16"
+  "v08p_fa3_persistent|--batch 2 --seqlen-q 300 --seqlen-k 301 --heads 24 --head-dim 256 --dtype bf16 --causal"
   "v09_fp8_wgmma|--dtype fp8_e4m3 --seqlen-q 200 --seqlen-k 333 --heads 2 --head-dim 256 --causal"
   "v09_fp8_wgmma|--dtype fp8_e4m3 --seqlen-q 200 --seqlen-k 333 --heads 2 --head-dim 128"
+  "v10_fp8_warpspec|--dtype fp8_e4m3 --seqlen-q 200 --seqlen-k 333 --heads 2 --head-dim 256 --causal"
+  "v10_fp8_warpspec|--dtype fp8_e4m3 --seqlen-q 300 --seqlen-k 701 --heads-q 4 --heads-kv 2 --head-dim 128"
+  "v10_fp8_warpspec|--dtype fp8_e4m3 --seqlen-q 257 --seqlen-k 555 --heads-q 3 --heads-kv 1 --head-dim 64 --window 37,5"
   "v07_decode_splitkv|--seqlen-q 4 --seqlens-k 3001,77,1 --page-size 7 --shuffle-pages --heads-q 16 --heads-kv 2 --head-dim 128 --dtype bf16 --causal"
   "v07_decode_splitkv|--seqlen-q 16 --seqlens-k 1500,255 --page-size 256 --shuffle-pages --heads-q 32 --heads-kv 8 --head-dim 128 --dtype fp16"
   "v07_decode_splitkv|--batch 1 --heads-q 32 --heads-kv 8 --seqlen-q 1 --seqlen-k 8192 --head-dim 128 --dtype bf16"
+  "v07b_decode_wgmma|--seqlen-q 4 --seqlens-k 3001,77,1,0 --page-size 7 --shuffle-pages --heads-q 16 --heads-kv 2 --head-dim 128 --dtype bf16 --causal"
+  "v07b_decode_wgmma|--seqlen-q 16 --seqlens-k 1500,255 --page-size 256 --shuffle-pages --heads-q 32 --heads-kv 8 --head-dim 128 --dtype fp16"
+  "v07b_decode_wgmma|--batch 1 --heads-q 32 --heads-kv 8 --seqlen-q 64 --seqlen-k 2000 --head-dim 128 --dtype bf16 --causal"
+  "v07b_decode_wgmma|--batch 2 --heads-q 16 --heads-kv 1 --seqlen-q 8 --seqlen-k 999 --head-dim 64 --dtype bf16 --splits 5"
+  "v07b_decode_wgmma|--batch 1 --heads-q 32 --heads-kv 8 --seqlen-q 16 --seqlen-k 777 --head-dim 256 --dtype bf16"
 )
 for tool in ${TOOLS:-racecheck}; do
   for c in "${CASES[@]}"; do
