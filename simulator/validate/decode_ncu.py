@@ -39,7 +39,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from derived import derived_csv, replace_block, run_cli  # noqa: E402
+from derived import derived_csv, replace_block, run_cli, write_or_check  # noqa: E402
 
 OUT_CSV = os.path.join(HERE, "decode_ncu.csv")
 README = os.path.join(REPO, "simulator", "README.md")
@@ -224,15 +224,8 @@ def main():
                           "(model: machines/h200.json)", rs)
     new_readme = replace_block(open(README).read(), BEGIN, END, summary(rs, skipped, files),
                                f"decode_ncu.py: {os.path.relpath(README, REPO)}")
-    if not args.check:
-        open(OUT_CSV, "w").write(new_csv)
-        open(README, "w").write(new_readme)
-        print(f"wrote {os.path.relpath(OUT_CSV, REPO)} ({len(rs)} rows) and the {BLOCK} block")
-        print(summary(rs, skipped, files))
-        return 0
-    ok = (open(OUT_CSV).read() if os.path.exists(OUT_CSV) else "") == new_csv and open(README).read() == new_readme
-    print(f"{os.path.relpath(OUT_CSV, REPO)}: " + ("equal to the model" if ok else "differs from the model; rerun without --check"))
-    return 0 if ok else 1
+    return write_or_check(OUT_CSV, new_csv, README, new_readme, f"({len(rs)} rows) and the {BLOCK} block",
+                          summary(rs, skipped, files), args.check, REPO)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
-from derived import TARGET_MAPE, TARGET_MAX, derived_csv, replace_block  # noqa: E402
+from derived import TARGET_MAPE, TARGET_MAX, derived_csv, replace_block, write_or_check  # noqa: E402
 import decode_model as dm  # noqa: E402
 import results_index as results  # noqa: E402
 
@@ -173,15 +173,8 @@ def main():
     new_csv = derived_csv("python3 simulator/validate/decode_vs_h200.py --ioattn <build>/apps/ioattn "
                           "(model: machines/h200.json)", rs)
     new_readme = replace_block(open(README).read(), BEGIN, END, summary(rs), f"decode_vs_h200.py: {os.path.relpath(README, REPO)}")
-    if not args.check:
-        open(OUT_CSV, "w").write(new_csv)
-        open(README, "w").write(new_readme)
-        print(f"wrote {os.path.relpath(OUT_CSV, REPO)} ({len(rs)} rows) and the {BLOCK} block")
-        print(summary(rs))
-        return 0
-    ok = (open(OUT_CSV).read() if os.path.exists(OUT_CSV) else "") == new_csv and open(README).read() == new_readme
-    print(f"{os.path.relpath(OUT_CSV, REPO)}: " + ("equal to the model" if ok else "differs from the model; rerun without --check"))
-    return 0 if ok else 1
+    return write_or_check(OUT_CSV, new_csv, README, new_readme, f"({len(rs)} rows) and the {BLOCK} block",
+                          summary(rs), args.check, REPO)
 
 
 if __name__ == "__main__":

@@ -4,12 +4,15 @@ line naming the command that writes it, then the rows) and a generated block of 
     derived_csv("python3 simulator/validate/claims.py --ioattn <build>/apps/ioattn", rows) -> text
     replace_block(text, begin, end, body, who) -> text with body between the markers
     run_cli(cmd, who) -> the stdout of `ioattn ...` (exits naming `who` and the command on failure)
+    write_or_check(out_csv, new_csv, readme, new_readme, what, summary, check, repo) -> exit status:
+        writes both files and prints the summary, or (check) compares them with what is committed
     heads_kv(row) -> a measured row's K/V heads (its heads_kv column; heads where absent, as in old CSVs)
     heads_args(heads, heads_kv) -> the CLI's head flags for that problem
     TARGET_MAPE, TARGET_MAX -> issue 11's held-out targets (percent): mean absolute error, worst point
 """
 import csv
 import io
+import os
 import subprocess
 import sys
 
@@ -44,6 +47,22 @@ def run_cli(cmd, who):
     if res.returncode != 0:
         sys.exit(f"{who}: {' '.join(cmd)} failed: {res.stderr.strip()}")
     return res.stdout
+
+
+def write_or_check(out_csv, new_csv, readme, new_readme, what, summary, check, repo):
+    """Without check: write new_csv to out_csv and new_readme to readme, print what was written
+    (`what`: e.g. "(12 rows) and the decode_ncu block") and the summary; 0. With check: 0 when both
+    files already hold exactly that, else 1 (one line each way)."""
+    rel = os.path.relpath(out_csv, repo)
+    if not check:
+        open(out_csv, "w").write(new_csv)
+        open(readme, "w").write(new_readme)
+        print(f"wrote {rel} {what}")
+        print(summary)
+        return 0
+    ok = (open(out_csv).read() if os.path.exists(out_csv) else "") == new_csv and open(readme).read() == new_readme
+    print(f"{rel}: " + ("equal to the model" if ok else "differs from the model; rerun without --check"))
+    return 0 if ok else 1
 
 
 def heads_kv(row):
