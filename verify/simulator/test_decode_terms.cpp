@@ -25,12 +25,8 @@ using namespace ioattn::sim;
 namespace {
 
 const Machine& h200() {
-  static const Machine m = [] {
-    for (const auto& x : load_catalog(default_catalog_dir()))
-      if (x.name == "h200") return x;
-    throw SimError("no h200 in the catalog");
-  }();
-  return m;
+  static const std::vector<Machine> catalog = load_catalog(default_catalog_dir());
+  return find_machine(catalog, "h200");
 }
 
 // One decode step of v07 as its twin models it: batch b, 32/8 heads GQA-packed (heads 8, G * Nq rows).

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "simulator/nest.hpp"
 #include "simulator/simulator.hpp"
@@ -23,12 +24,8 @@ using namespace ioattn::sim;
 namespace {
 
 const Machine& h200() {
-  static const Machine m = [] {
-    for (const auto& x : load_catalog(default_catalog_dir()))
-      if (x.name == "h200") return x;
-    throw SimError("no h200 in the catalog");
-  }();
-  return m;
+  static const std::vector<Machine> catalog = load_catalog(default_catalog_dir());
+  return find_machine(catalog, "h200");
 }
 
 AttnProblem problem(int64_t heads, int64_t n, int64_t d, bool causal) {
