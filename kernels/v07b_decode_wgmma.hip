@@ -57,7 +57,10 @@
 //   - Paged row table (v07's rule): slot (j + kStages) % kRowSlots is written before barrier j and
 //     read by iteration j + 1's copies (after barrier j + 1); with kRowSlots >= 3 it is neither the
 //     slot iteration j's copies read (tile j + kStages - 1) nor the one a thread still before
-//     barrier j may read (tile j + kStages - 2).
+//     barrier j may read (tile j + kStages - 2). The prologue's copies (tiles 0 .. kStages - 2)
+//     read slots that iteration 0 may overwrite (slot kStages % kRowSlots is slot 0 when
+//     kRowSlots == kStages), so a barrier follows the prologue, as in v07 (racecheck found the
+//     hazard on the H200 before it was there).
 //   - kWK > 1 epilogue: every thread drains its copies (async_wait<0>) before the barrier after
 //     which shared memory is reused for the partial rows; two more barriers order the statistics,
 //     the scaled O rows and the final sum (finish_key_split_rows).
@@ -258,6 +261,7 @@ decode_wgmma_kernel(AttnView a, PagedKv pk, int splits, int row_tiles, const T* 
                                 k_lo + st * kKeys, k_hi, tid, s_rows + st * kKeys);  // HBM read: K, V
     frag::async_commit();  // possibly empty: keeps the group count uniform
   }
+  if constexpr (kPaged) __syncthreads();  // every prologue copy has read its row slot (see the header)
 
   // This warpgroup's rows [ga, gb) (packed, valid ones) and the keys any of them sees in the split.
   const int ga = r0 + 64 * wm, gb = min(ga + 64, r1);
