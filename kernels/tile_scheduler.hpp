@@ -64,13 +64,35 @@ struct TileScheduler {
   int batch = 1, heads_q = 1;
   int q_blocks = 1;          // Tr = ceil(Nq / Br)
   bool heavy_first = false;  // the masked order (longest processing time first), else head major
+  // Serpentine assignment (masked order only; ctas = the grid): round k of the round robin (slots
+  // [k G, k G + G)) goes to the CTAs in reverse when k is odd, so CTA c takes order positions
+  // c, 2G - 1 - c, 2G + c, ... Each round's set of tiles, and so each wave, is the plain round
+  // robin's (the simulator's wave model holds for both); only which CTA of the wave takes which tile
+  // changes. With heavy-first costs the plain round robin gives CTA 0 the heaviest tile of every
+  // round, so its surplus grows with the rounds (up to ~6 % of the mean for causal d 128 at N 4k-16k
+  // in the cost model of the header: key tiles + 1 per tile, 132 CTAs); reversing every other round
+  // cancels it pairwise (~0.2 %, as a greedy dynamic scheduler). Selected by IOATTN_V08P_ORDER.
+  int ctas = 1;
+  bool serpentine = false;
 
   IOATTN_HD constexpr int64_t tiles() const { return int64_t{batch} * heads_q * q_blocks; }
 
-  // The t-th tile of the order, 0 <= t < tiles(); 32-bit arithmetic (the launch refuses problems of
-  // 2^31 tiles or more; batch * heads_q <= 2^20 by validate()).
-  IOATTN_HD constexpr WorkTile tile(int t) const {
+  // The order position that round-robin slot t (the kernel's t = blockIdx.x + k * gridDim.x) takes:
+  // t itself, or with serpentine the reversed position within odd rounds (the last round, when
+  // partial, is reversed within its own width, so the map is a permutation of [0, tiles())).
+  IOATTN_HD constexpr int position(int t) const {
+    if (!serpentine || !heavy_first) return t;
+    const int k = t / ctas, c = t % ctas;
+    const int64_t left = tiles() - int64_t{k} * ctas;
+    const int width = left < ctas ? static_cast<int>(left) : ctas;
+    return k * ctas + (k % 2 == 1 ? width - 1 - c : c);
+  }
+
+  // The work tile of round-robin slot t, 0 <= t < tiles(); 32-bit arithmetic (the launch refuses
+  // problems of 2^31 tiles or more; batch * heads_q <= 2^20 by validate()).
+  IOATTN_HD constexpr WorkTile tile(int slot) const {
     const int heads = batch * heads_q;
+    const int t = position(slot);
     int u = 0, q = 0;  // u = b * Hq + h
     if (heavy_first) {
       q = q_blocks - 1 - t / heads;
@@ -94,6 +116,9 @@ IOATTN_HD constexpr TileScheduler make_tile_scheduler(int64_t batch, int64_t hea
   return {static_cast<int>(batch), static_cast<int>(heads_q), static_cast<int>((seqlen_q + br - 1) / br),
           m.is_masked()};
 }
+// The launch sets the grid and the assignment once the CTA count is known: sched.ctas = grid,
+// sched.serpentine = (IOATTN_V08P_ORDER == "serpentine").
+
 
 // CTAs of the persistent grid: one per SM, fewer when there are fewer tiles (at least one).
 constexpr int64_t persistent_ctas(int64_t tiles, int64_t sms) {

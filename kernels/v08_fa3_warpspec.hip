@@ -78,7 +78,8 @@
 //   the grid is one block per SM (fewer when there are fewer work tiles; IOATTN_V08P_CTAS=N caps it,
 //   for tests); block c walks the work tiles c, c + grid, ... of kernels/tile_scheduler.hpp's static
 //   order: heavy query blocks first under a causal mask or window (the round robin then gives no
-//   block more than one tile's cost above another), head major otherwise (a head's query blocks
+//   block more than one tile's cost above another; IOATTN_V08P_ORDER=serpentine reverses every other
+//   round, which cancels CTA 0's per-round surplus), head major otherwise (a head's query blocks
 //   side by side, the query heads of a GQA group consecutive: K_j, V_j read from HBM about once
 //   per (b, h_kv) while they stay in L2). Static, not an atomic counter: the header there says why.
 //   The mbarriers are initialized once; the K/V rings, and a Q ring of its own, run on across work
@@ -814,16 +815,31 @@ LaunchStatus persistent_sms(int64_t& sms) {
   return std::nullopt;
 }
 
+// How the masked order's rounds go to the CTAs (kernels/tile_scheduler.hpp): IOATTN_V08P_ORDER=rr
+// (the plain round robin, the default) or serpentine (odd rounds reversed).
+LaunchStatus persistent_assignment(bool& serpentine) {
+  serpentine = false;
+  const char* v = std::getenv("IOATTN_V08P_ORDER");
+  if (v == nullptr || v[0] == '\0' || std::string_view(v) == "rr") return std::nullopt;
+  if (std::string_view(v) == "serpentine") {
+    serpentine = true;
+    return std::nullopt;
+  }
+  return std::string("v08p_fa3_persistent: IOATTN_V08P_ORDER must be rr or serpentine (got '") + v + "')";
+}
+
 template <class Tl>
 LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, const Launcher& L) {
   dim3 grid;
   // Without persistence the kernel reverses blockIdx.y (heavy query blocks first).
   const char* order = "qblock_major_rev";
-  [[maybe_unused]] const TileScheduler sched = make_tile_scheduler(a.batch, a.heads_q, a.seqlen_q, Tl::kBr, a.mask);
+  [[maybe_unused]] TileScheduler sched = make_tile_scheduler(a.batch, a.heads_q, a.seqlen_q, Tl::kBr, a.mask);
   if constexpr (Tl::kPersistent) {
     int64_t sms = 0;
     if (auto e = persistent_sms(sms)) return e;
+    if (auto e = persistent_assignment(sched.serpentine)) return e;
     const int64_t ctas = persistent_ctas(sched.tiles(), sms);
+    sched.ctas = static_cast<int>(ctas);
     // The kernel counts work tiles and a CTA's K/V ring tiles in ints.
     const int64_t key_tiles_per_cta = (sched.tiles() + ctas - 1) / ctas * ((a.seqlen_k + Tl::kBc - 1) / Tl::kBc);
     if (sched.tiles() > INT32_MAX || key_tiles_per_cta > INT32_MAX)

@@ -2,7 +2,8 @@
 // on the CPU: every (b, h, query block) visited exactly once by the round robin over the CTAs, for odd
 // shapes, GQA/MQA, masked or not, any grid size; the masked order heavy first (non-increasing key
 // tiles) where the header says it is exact, and the round robin's balance bound; the unmasked order
-// head major with each GQA group's tiles consecutive; the order names known to the simulator.
+// head major with each GQA group's tiles consecutive; the serpentine assignment a permutation within
+// rounds that balances no worse; the order names known to the simulator.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -100,6 +101,69 @@ TEST(TileScheduler, CausalIsLongestFirstAndBalanced) {
       }
   }
   EXPECT_GE(checked, 30);  // the causal shapes above, every tile
+}
+
+// Serpentine assignment (IOATTN_V08P_ORDER=serpentine): for any grid, the slots a CTA walks still
+// visit every tile once; each round holds the plain round robin's tiles (same waves); and under a
+// causal mask the busiest CTA has no more work than under the plain round robin, and is within one
+// tile's cost of the least busy.
+TEST(TileScheduler, SerpentineIsAPermutationAndNoLessBalanced) {
+  int checked = 0;
+  for (const Shape& sh : kShapes)
+    for (int br : kBrs)
+      for (int64_t sms : {1, 7, 132, 100000}) {
+        TileScheduler rr = make_tile_scheduler(sh.batch, sh.heads_q, sh.seqlen_q, br, sh.mask());
+        const int64_t grid = persistent_ctas(rr.tiles(), sms);
+        rr.ctas = static_cast<int>(grid);
+        TileScheduler sp = rr;
+        sp.serpentine = true;
+        std::vector<int> seen(static_cast<size_t>(sp.tiles()), 0);
+        for (int64_t t = 0; t < sp.tiles(); ++t) {
+          const int p = sp.position(static_cast<int>(t));
+          ASSERT_TRUE(p >= 0 && p < sp.tiles()) << sh.what() << " grid " << grid << " slot " << t;
+          ASSERT_EQ(p / grid, t / grid) << sh.what() << " grid " << grid << " slot " << t;  // same round
+          ++seen[static_cast<size_t>(p)];
+          if (!sh.mask().is_masked()) {
+            ASSERT_EQ(p, t) << sh.what();  // unmasked: unchanged
+          }
+        }
+        for (size_t x = 0; x < seen.size(); ++x) ASSERT_EQ(seen[x], 1) << sh.what() << " grid " << grid;
+        if (!sh.mask().is_masked() || sh.window_left >= 0) continue;
+        for (int bc : kBcs) {
+          std::vector<int64_t> w_rr(static_cast<size_t>(grid), 0), w_sp = w_rr;
+          int64_t max_cost = 0;
+          for (int64_t t = 0; t < sp.tiles(); ++t) {
+            w_rr[static_cast<size_t>(t % grid)] += cost(rr, sh, br, bc, t);
+            w_sp[static_cast<size_t>(t % grid)] += cost(sp, sh, br, bc, t);
+            max_cost = std::max(max_cost, cost(rr, sh, br, bc, t));
+          }
+          const auto [lo, hi] = std::minmax_element(w_sp.begin(), w_sp.end());
+          ASSERT_LE(*hi, *std::max_element(w_rr.begin(), w_rr.end())) << sh.what() << " grid " << grid;
+          ASSERT_LE(*hi - *lo, max_cost) << sh.what() << " br " << br << " bc " << bc << " grid " << grid;
+          ++checked;
+        }
+      }
+  EXPECT_GE(checked, 60);
+}
+
+// The cost model's case of the header: causal, B*N = 16k, d 128 (Br = Bc = 128), 16 heads, 132 CTAs:
+// the plain round robin's busiest CTA is ~6 % over the mean at N 16k, the serpentine's under 1 %.
+TEST(TileScheduler, SerpentineCancelsTheRoundRobinSurplus) {
+  const Shape sh{1, 16, 16, 16384, 16384, true, -1, -1};
+  TileScheduler rr = make_tile_scheduler(sh.batch, sh.heads_q, sh.seqlen_q, 128, sh.mask());
+  rr.ctas = 132;
+  TileScheduler sp = rr;
+  sp.serpentine = true;
+  std::vector<double> w_rr(132, 0.0), w_sp(132, 0.0);
+  double total = 0;
+  for (int64_t t = 0; t < rr.tiles(); ++t) {
+    w_rr[static_cast<size_t>(t % 132)] += static_cast<double>(cost(rr, sh, 128, 128, t) + 1);
+    w_sp[static_cast<size_t>(t % 132)] += static_cast<double>(cost(sp, sh, 128, 128, t) + 1);
+    total += static_cast<double>(cost(rr, sh, 128, 128, t) + 1);
+  }
+  const double mean = total / 132;
+  EXPECT_GT(*std::max_element(w_rr.begin(), w_rr.end()) / mean, 1.05);
+  EXPECT_LT(*std::max_element(w_sp.begin(), w_sp.end()) / mean, 1.01);
 }
 
 // A causal problem's cost really varies (the LPT check above is not vacuous), and the reversed order
