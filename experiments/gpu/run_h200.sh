@@ -139,6 +139,8 @@ stage context
   echo "scripts: ${SCRIPTS_COMMIT:-$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)}$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (dirty tree)")"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "command: bash experiments/gpu/run_h200.sh $MODE (budget $BUDGET s; stages $STAGES; NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-} NCU_PASSES=${NCU_PASSES:-} NCU_BWD_VARIANTS=${NCU_BWD_VARIANTS:-} BENCH_PASSES=$BENCH_PASSES BENCH_ARGS=${BENCH_ARGS:-} TILES_ARGS=${TILES_ARGS:-} DECODE_ARGS=${DECODE_ARGS:-} VARLEN_ARGS=${VARLEN_ARGS:-} NCU_ARGS=${NCU_ARGS:-})"
+  # Kernel selectors in the environment change what a variant runs (e.g. IOATTN_V08P_ORDER): named here.
+  echo "environment: $(env | grep -E '^IOATTN_[A-Z0-9_]+=' | grep -v '^IOATTN_CAPI=' | sort | tr '\n' ' ')"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
   uname -r
@@ -320,6 +322,8 @@ fi
 
 stage pack
 python3 experiments/gpu/summarize.py "$R" > "$R/table.txt" 2>&1
+# Paths of this machine in logs (Python warnings name their file) become repository-relative.
+grep -rlF "$ROOT/" "$R" 2>/dev/null | xargs -r sed -i "s|$ROOT/||g"
 echo "total: $(( $(date +%s) - T0 )) s (budget $BUDGET s)" | tee -a "$R/summary.txt"
 mkdir -p "$OUT"
 tar czf "$OUT/h200_results.tar.gz" -C "$(dirname "$R")" "$(basename "$R")"

@@ -3,7 +3,8 @@
 # one session, each as one small `ioattn run --check` process, for when the whole GPU suite under
 # racecheck does not fit a device call (run_h200.sh's tests stage runs the suite's quick shapes).
 #   bash kernels/dev/racecheck_new.sh IOATTN_CLI OUT_DIR          (from the repository root)
-# TOOLS (default "racecheck"; e.g. "racecheck memcheck"), RC_CAP (seconds per process, 90).
+# TOOLS (default "racecheck"; e.g. "racecheck memcheck"), RC_CAP (seconds per process, 90), ONLY (an
+# extended regex: only the cases whose variant matches it, e.g. ONLY='^(v07b|v08p)').
 # Writes OUT_DIR/racecheck_new.log (every command and the sanitizer's output) and prints one line per
 # case and tool: the summary line and the process's exit status (9: a hazard or error was reported).
 set -u
@@ -37,6 +38,7 @@ CASES=(
 for tool in ${TOOLS:-racecheck}; do
   for c in "${CASES[@]}"; do
     k=${c%%|*}; a=${c#*|}
+    [[ -n ${ONLY:-} && ! $k =~ $ONLY ]] && continue
     one=$OUT/one.txt
     # shellcheck disable=SC2086
     timeout "${RC_CAP:-90}" compute-sanitizer --tool $tool --error-exitcode 9 "$CLI" run --kernel "$k" $a \
