@@ -71,7 +71,11 @@ struct TileScheduler {
   // changes. With heavy-first costs the plain round robin gives CTA 0 the heaviest tile of every
   // round, so its surplus grows with the rounds (up to ~6 % of the mean for causal d 128 at N 4k-16k
   // in the cost model of the header: key tiles + 1 per tile, 132 CTAs); reversing every other round
-  // cancels it pairwise (~0.2 %, as a greedy dynamic scheduler). Selected by IOATTN_V08P_ORDER.
+  // cancels it pairwise (~0.2 %, as a greedy dynamic scheduler). It also keeps the CTAs in step: under
+  // the plain round robin the CTAs of lighter rounds run ahead into later query blocks, so the
+  // working set of K/V outgrows L2 (v08p at causal d 128, N 16k on the H200 read 2.3x the DRAM bytes
+  // of the serpentine assignment; kernels/v08_fa3_warpspec.hip). v08p's default; IOATTN_V08P_ORDER=rr
+  // selects the plain round robin.
   int ctas = 1;
   bool serpentine = false;
 
@@ -117,7 +121,7 @@ IOATTN_HD constexpr TileScheduler make_tile_scheduler(int64_t batch, int64_t hea
           m.is_masked()};
 }
 // The launch sets the grid and the assignment once the CTA count is known: sched.ctas = grid,
-// sched.serpentine = (IOATTN_V08P_ORDER == "serpentine").
+// sched.serpentine unless IOATTN_V08P_ORDER=rr.
 
 
 // CTAs of the persistent grid: one per SM, fewer when there are fewer tiles (at least one).
