@@ -22,6 +22,7 @@ from statistics import median
 import results_index as results
 
 V07 = "ioattn:v07_decode_splitkv"
+V07B = "ioattn:v07b_decode_wgmma"  # measured beside v07 (no model of its own yet: model() takes v07 rows)
 PEERS = ["sdpa:flash", "sdpa:cudnn"]
 MODEL_COLS = ["impl", "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim", "dtype", "causal",
               "page_size", "splits", "br", "bc", "ctas_per_cu", "bytes", "measured_ms", "time_s", "ceiling_time_s",
@@ -39,14 +40,14 @@ def ioattn_bin() -> Path | None:
 
 
 def measured(files) -> tuple[list[dict], float | None]:
-    """(one row per configuration of v07 and the SDPA peers, the copy ceiling's GB/s or None)."""
+    """(one row per configuration of v07, v07b and the SDPA peers, the copy ceiling's GB/s or None)."""
     raw = []
     for f in files:
         raw += [r for r in results.read_csv(f) if r.get("status") == "ok" and r.get("study", "decode") == "decode"]
     copy = [results.num(r, "gbps") for r in raw if r["impl"] == "copy_sm"]
     groups: dict[tuple, list[dict]] = {}
     for r in raw:
-        if r["impl"] in [V07] + PEERS and r.get("seqlen_k"):
+        if r["impl"] in [V07, V07B] + PEERS and r.get("seqlen_k"):
             r = dict(r, page_size=str(int(float(r.get("page_size") or 0))))
             groups.setdefault(tuple(r.get(c, "") for c in KEY), []).append(r)
     rows = []
