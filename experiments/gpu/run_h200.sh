@@ -136,7 +136,7 @@ stage context
   echo "commit: $(cat "$C/COMMIT" 2>/dev/null)"
   echo "built: $(tr '\n' ' ' 2>/dev/null < "$C/BUILT")"
   # The scripts may be newer than the binaries: SCRIPTS_COMMIT names the tree the scripts came from.
-  echo "scripts: ${SCRIPTS_COMMIT:-$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)}$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (dirty tree)")"
+  echo "scripts: ${SCRIPTS_COMMIT:-$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)}$(git -C "$ROOT" -c core.fileMode=false status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (dirty tree)")"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "command: bash experiments/gpu/run_h200.sh $MODE (budget $BUDGET s; stages $STAGES; NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-} NCU_PASSES=${NCU_PASSES:-} NCU_BWD_VARIANTS=${NCU_BWD_VARIANTS:-} BENCH_PASSES=$BENCH_PASSES BENCH_ARGS=${BENCH_ARGS:-} TILES_ARGS=${TILES_ARGS:-} DECODE_ARGS=${DECODE_ARGS:-} VARLEN_ARGS=${VARLEN_ARGS:-} NCU_ARGS=${NCU_ARGS:-})"
   # Kernel selectors in the environment change what a variant runs (e.g. IOATTN_V08P_ORDER): named here.
