@@ -88,14 +88,17 @@ BWD_END = f"<!-- end generated: {BWD_BLOCK} -->"
 SDPA_NCU = ["experiments/results/h200/2026-11-29_sdpa_ncu_l2/h200_ncu_l2.csv",
             "experiments/results/h200/2026-12-01_f9ca3ea_sdpa_anchors/h200_sdpa_ncu.csv"]
 FAST_IMPLS = ("ioattn:v04_fa2_mma", "ioattn:v05_fa2_fast", "ioattn:v06_fa2_wgmma", "ioattn:v08_fa3_warpspec",
-              "sdpa:flash")
+              "ioattn:v08p_fa3_persistent", "sdpa:flash")
 # Forward rungs measured in the CANONICAL role `fast` (not in role bench). Their tile, ring depth,
 # occupancy and grid order are the bench rows' (the registry's launch), their design kernels/design.hpp's.
 # v08 is the one rung of the warp-specialized design: the parameters only that design uses (CALIBRATED_WS)
 # are fitted on its rows of the training rule (fp16, non-causal, N in TRAIN_N, d 64 and 128), the
 # forward parameters fixed; every other v08 row is held-out.
-FAST_ROLE_IMPLS = ("ioattn:v08_fa3_warpspec",)
-WS_IMPLS = ("ioattn:v08_fa3_warpspec",)
+FAST_ROLE_IMPLS = ("ioattn:v08_fa3_warpspec", "ioattn:v08p_fa3_persistent")
+WS_IMPLS = ("ioattn:v08_fa3_warpspec", "ioattn:v08p_fa3_persistent")
+# Rungs whose every point is held-out, whatever its shape: v08p is v08's design on a persistent grid,
+# a kernel the parameters were not fitted on (they come from v08's rows).
+HELDOUT_ONLY_IMPLS = ("ioattn:v08p_fa3_persistent",)
 # CANONICAL role of the runs that measure held-out points only (bench_sdpa.py / ncu_collect.py
 # --preset heldout: GQA, d 256, N 32k-64k): bench and ncu rows, never training.
 HELDOUT_ROLE = "heldout"
@@ -265,7 +268,8 @@ def points():
     traits = sdpa_traits()
     for p in pts:
         p["train"] = (p["dtype"] == TRAIN_DTYPE and p["causal"] == TRAIN_CAUSAL and p["seqlen"] in TRAIN_N
-                      and p["timing"] == "bench" and p.get("role") != HELDOUT_ROLE)
+                      and p["timing"] == "bench" and p.get("role") != HELDOUT_ROLE
+                      and p["impl"] not in HELDOUT_ONLY_IMPLS)
         if p["impl"] == "sdpa:flash":
             if p["head_dim"] not in traits:
                 sys.exit(f"expected_time.py: no FlashAttention-2 kernel traits recorded for d = {p['head_dim']}")
