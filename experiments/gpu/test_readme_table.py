@@ -22,6 +22,7 @@ sys.path.insert(0, str(HERE))
 import readme_table as rt  # noqa: E402
 
 V07 = "ioattn:v07_decode_splitkv"
+V07B = "ioattn:v07b_decode_wgmma"
 BAD = []
 
 
@@ -84,6 +85,17 @@ def test_decode():
         "cuDNN's bandwidth exceeds it at 3 configurations, up to 1.20x (seqlen_q 16, batch 16, seqlen_k 4k/16k/128k)")
     expect("samples differ" not in t, "one copy sample: no spread")
     expect(rt.decode_headline([], None, [], d) == "no decode benchmark is canonical", "no rows: says so")
+    # Two rungs: v07b at 0.95 of copy (pages 0.80 of that) beats v07 at 0.90 (pages 0.95) at seqlen_q 16
+    # only; the judged rung per configuration is the faster contiguous one, and the paged target takes
+    # the faster paged rung (v07's 0.855 of copy against v07b's 0.76) against it: 0.855 / 0.95 = 0.90.
+    two = dec_rows(lambda b, nq, nk: 0.90, lambda b, nq, nk: 0.5, lambda b, nq, nk: 0.95, lambda nq: 0.90)
+    for r in [r for r in two if r["impl"] == V07 and r["seqlen_q"] == "16"]:
+        two.append(dict(r, impl=V07B, gbps=0.95 * 4000.0 * (0.80 if r["page_size"] == "16" else 1.0)))
+    t = rt.decode_headline(two, 4000.0, [4000.0], d)
+    has(t, "the faster ioattn rung's (v07_decode_splitkv at 6 of 12 configurations, "
+           "v07b_decode_wgmma at 6 of 12 configurations)",
+        "is seqlen_q 1: 0.90 (holds), seqlen_q 16: 0.95 (holds)",
+        "seqlen_q 1: 0.95 (holds), seqlen_q 16: 0.90 (holds)")
 
 
 # --------------------------------------------------------------------------------------- FP8
