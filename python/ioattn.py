@@ -68,9 +68,14 @@ with an input or another output. The C ABI checks again what it can (IoattnError
 message) and reports runtime errors as IoattnError(3).
 
 Kernel choice (kernel=None; cached per problem signature: dtype, sizes, causal, window, device):
-  forward   the highest rung of the forward ladder (kernels(), in ladder order) whose supports()
-            accepts the problem, asked through ioattn_workspace_bytes (it refuses exactly what
-            supports() refuses); a launch refused with code 2 (e.g. a rung that needs another GPU
+  forward   the rungs the H200 benchmark measured fastest for the nearest measured problem first
+            (python/forward_choice.json, written by experiments/gpu/forward_choice.py from the
+            CANONICAL runs: per dtype, head dim, causality and N, the rungs by measured speed; used
+            for 16-bit problems without a window with seqlen_q and seqlen_k >= 512, at the measured
+            N nearest to seqlen_k in log scale, the other 16-bit dtype's cell when this one was not
+            measured), then the highest rung of the forward ladder (kernels(), in ladder order);
+            each asked through ioattn_workspace_bytes (it refuses exactly what supports()
+            refuses); a launch refused with code 2 (e.g. a rung that needs another GPU
             architecture) moves on to the next rung, remembered for that signature.
   backward  the first fast backward (no "_scalar" in the name) that accepts the problem, in the
             order the H200 benchmark ranked them (_BACKWARD_MEASURED_ORDER: bwd03, bwd03b, bwd02b,
@@ -338,6 +343,32 @@ def _backward_order(registered):
     return fast + det + rest
 
 
+_forward_table = None  # python/forward_choice.json's cells, loaded on first use ([] when absent)
+
+
+def _forward_cells():
+    global _forward_table
+    if _forward_table is None:
+        path = Path(__file__).resolve().parent / "forward_choice.json"
+        _forward_table = __import__("json").loads(path.read_text())["cells"] if path.is_file() else []
+    return _forward_table
+
+
+def _measured_forward_order(cells, dtype, head_dim, causal, seqlen_q, seqlen_k, window):
+    """The forward names to try first for this problem: the `order` of the measured cell nearest to it
+    (see the module docstring: same head dim and causality, this dtype else the other 16-bit one,
+    N nearest seqlen_k in log2), or [] where the table does not speak (another dtype, a window,
+    seqlen_q or seqlen_k below 512, a head dim never measured)."""
+    if dtype not in ("bf16", "fp16") or tuple(window) != (-1, -1) or min(seqlen_q, seqlen_k) < 512:
+        return []
+    for dt in (dtype, "fp16" if dtype == "bf16" else "bf16"):
+        same = [c for c in cells if c["dtype"] == dt and c["head_dim"] == head_dim and c["causal"] == int(bool(causal))]
+        if same:
+            near = min(same, key=lambda c: (abs(math.log2(c["seqlen"]) - math.log2(seqlen_k)), c["seqlen"]))
+            return list(near["order"])
+    return []
+
+
 def _choose(which, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window, device=None):
     _problem_args("", batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window)  # types
     key = (which, dtype, int(batch), int(heads_q), int(heads_kv), int(seqlen_q), int(seqlen_k), int(head_dim),
@@ -345,7 +376,10 @@ def _choose(which, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype
     if key in _choice:
         return _choice[key]
     if which == "fwd":
-        order, probe = list(reversed(list(kernels()))), workspace_bytes
+        ladder = list(reversed(list(kernels())))
+        first = [n for n in _measured_forward_order(_forward_cells(), dtype, int(head_dim), causal, int(seqlen_q),
+                                                     int(seqlen_k), _check_window(window)) if n in ladder]
+        order, probe = first + [n for n in ladder if n not in first], workspace_bytes
     else:
         order, probe = _backward_order(backward_kernels()), backward_workspace_bytes
     skip = _refused_at_launch.get(key, {})
