@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# GPU check of v09_fp8_wgmma's S promotion (issue 14) against both FP8 baselines of the error rule.
+# GPU check of v09_fp8_wgmma's S promotion (issue 14) against both FP8 baselines of the error rule;
+# KERNEL=v10_fp8_warpspec runs the same study on v10 (its IOATTN_V10_S_PROMOTE; v10 keeps v09's
+# arithmetic, so the mma:N baselines model it too).
 # Needs a GPU build with sm_90a (IOATTN_CUDA_ARCH 90 adds it for v09).
 # Usage: kernels/dev/fp8_promote.sh [path/to/ioattn] [seeds=12] [time=1]     (from the repository root)
 # Part 1 (accuracy): B 1, H 2, N 200, causal, scale 0.1, q/k descale 0.1, fp16 out, logits of std
@@ -18,11 +20,18 @@ cd "$(dirname "$0")/../.."
 IOATTN=${1:-build-gpu/apps/ioattn}
 SEEDS=${2:-12}
 TIME=${3:-1}
+KERNEL=${KERNEL:-v09_fp8_wgmma}
+case $KERNEL in
+  v09_fp8_wgmma | v10_fp8_warpspec) ;;
+  *) echo "fp8_promote.sh: KERNEL must be v09_fp8_wgmma or v10_fp8_warpspec (got '$KERNEL')" >&2; exit 2 ;;
+esac
+PROMOTE_VAR=IOATTN_$(echo "${KERNEL%%_*}" | tr a-z A-Z)_S_PROMOTE  # IOATTN_V09_S_PROMOTE, IOATTN_V10_S_PROMOTE
+echo "kernel $KERNEL, promotion by $PROMOTE_VAR"
 declare -A INTERVALS=([64]="fast 1" [128]="fast 2 1" [256]="fast 4 1")
 for d in 64 128 256; do
   for iv in ${INTERVALS[$d]}; do
     for seed in $(seq 1 "$SEEDS"); do
-      out=$(IOATTN_V09_S_PROMOTE=$iv "$IOATTN" run --kernel v09_fp8_wgmma --dtype fp8_e4m3 --batch 1 --heads 2 \
+      out=$(env "$PROMOTE_VAR=$iv" "$IOATTN" run --kernel "$KERNEL" --dtype fp8_e4m3 --batch 1 --heads 2 \
               --seqlen 200 --head-dim "$d" --causal --scale 0.1 --q-descale 0.1 --k-descale 0.1 --out-dtype fp16 \
               --logit-std 100 --seed "$seed" --check --fp8-baseline "mma:$iv" --json --iters 1 --warmup 0 2>&1)
       python3 - "$d" "$iv" "$seed" "$out" <<'PY'
@@ -50,7 +59,7 @@ done
 for d in 64 128 256; do
   for iv in ${INTERVALS[$d]}; do
     echo "== time: d $d promote $iv"
-    IOATTN_V09_S_PROMOTE=$iv "$IOATTN" run --kernel v09_fp8_wgmma --dtype fp8_e4m3 --batch 1 --heads 16 --seqlen 4096 \
+    env "$PROMOTE_VAR=$iv" "$IOATTN" run --kernel "$KERNEL" --dtype fp8_e4m3 --batch 1 --heads 16 --seqlen 4096 \
       --head-dim "$d" --iters 20 2>&1 | tail -4
   done
 done
