@@ -230,7 +230,10 @@ std::string_view dq_mode_name(DqMode m);
 // persistent_<order> (parse_grid_order): a persistent grid of one CTA per SM whose CTA c walks tiles
 // c, c + G, ... of <order> (v08p; kernels/tile_scheduler.hpp); wave k is then tiles [kG, (k+1)G) as
 // for the non-persistent grid, so it is modeled as <order> (the persistent grid's overlap of one
-// tile's epilogue with the next tile's loads is not modeled).
+// tile's epilogue with the next tile's loads is not modeled). v08p's serpentine assignment (odd
+// rounds reversed) keeps each wave's tiles, so it is the same order here; the plain round robin's
+// drift (CTAs of lighter rounds running ahead, which measured 2.3x the DRAM reads at causal d 128,
+// N 16k: experiments/results/h200/2026-12-01_72352b5_v08p_order) is not modeled.
 enum class GridOrder { bh_major, bh_major_splits, qblock_major, qblock_major_rev };
 std::string_view grid_order_name(GridOrder g);
 std::optional<GridOrder> parse_grid_order(std::string_view s);
