@@ -1,11 +1,12 @@
-"""experiments/gpu/test_readme_table.py: readme_table.py's README.md sentences for decode, FP8 and varlen on synthetic rows (CPU, no torch).
+"""experiments/gpu/test_readme_table.py: readme_table.py's README.md sentences for decode, the fast forward, FP8 and varlen on synthetic rows (CPU, no torch).
 
     python3 experiments/gpu/test_readme_table.py
 
 decode_headline: rows as experiments/decode_model.py's measured() gives them (one per configuration),
 once with every issue-12 target met and cuDNN below the copy ceiling, once with each target missed
 somewhere (share of copy at seqlen_q 1, the cuDNN ratio, pages of 16 keys at one configuration,
-batch 1 at the longest cache) and cuDNN above the ceiling. fp8_headline: a results root in a
+batch 1 at the longest cache) and cuDNN above the ceiling, and once with two rungs (v07, v07b).
+fast_headline: v08 and v08p beside cuDNN in one folder, and without v08p's rows. fp8_headline: a results root in a
 temporary folder whose CANONICAL names one fp8 folder (bench.csv in bench_sdpa.py --dtypes fp8_e4m3's
 columns): d 128 over the target at N >= 4k but not at N = 1k (that point must not count), d 256 under
 it, and the moonshot point; a root without the role. varlen_headline: one packed batch, two samples,
@@ -163,6 +164,23 @@ def test_fp8():
 # ------------------------------------------------------------------------------------ varlen
 
 
+def test_fast():
+    """fast_headline: one clause per rung of FAST_RUNGS that the rows hold, ratios within one folder."""
+    rows = []
+    for n in (1024, 4096):
+        for impl, ms in (("ioattn:v08_fa3_warpspec", 1.0), ("ioattn:v08p_fa3_persistent", 0.75), ("sdpa:cudnn", 0.9)):
+            for sample in ("0", "1"):
+                rows.append(dict(impl=impl, study="bench", dtype="bf16", head_dim="128", causal="0", seqlen=str(n),
+                                 sample=sample, ms=str(ms), tflops=str(100.0 / ms), status="ok", _tag="synth_fast"))
+    t = rt.fast_headline(rows)
+    has(t, "these speedups of v08_fa3_warpspec at N ≥ 2k (at N < 2k in parentheses): d = 128: vs cudnn 0.90x (0.90x)",
+        "; and these speedups of v08p_fa3_persistent at N ≥ 2k (at N < 2k in parentheses): d = 128: vs cudnn "
+        "1.20x (1.20x); peak 133 TFLOP/s")
+    only = [r for r in rows if r["impl"] != "ioattn:v08p_fa3_persistent"]
+    expect("speedups of v08p" not in rt.fast_headline(only), "a rung without rows: no clause")
+    expect(rt.fast_headline([]) == "no fast-forward benchmark is canonical", "no rows: says so")
+
+
 def test_varlen():
     def row(impl, causal, sample, ms, mib, diff, status="ok"):
         return dict(impl=impl, causal=str(causal), sample=str(sample), status=status, ms=str(ms) if ms else "",
@@ -186,6 +204,7 @@ def test_varlen():
 
 def main():
     test_decode()
+    test_fast()
     test_fp8()
     test_varlen()
     print(f"{'FAIL' if BAD else 'PASS'}: {len(BAD)} failed")
