@@ -229,7 +229,7 @@ struct SimFlags {
 
 // Variants whose CTA packs a K/V head's query heads (simulator/layouts.hpp, GQA packing): their
 // --kernel twin models the packing without --gqa-packed.
-constexpr std::string_view kGqaPackedVariants[] = {"v07_decode_splitkv"};
+constexpr std::string_view kGqaPackedVariants[] = {"v07_decode_splitkv", "v07b_decode_wgmma"};
 // Variants whose launch picks its split count by the decode heuristic (kernels/decode_splits.hpp)
 // when --splits is not given: their --kernel twin takes the same count, from the twin's tile (keys
 // per stage = --bc, packed rows per CTA = --br) and CTAs per SM (--ctas-per-cu, else the model's
@@ -605,7 +605,7 @@ void add_simulator_commands(CLI::App& root, Commands& out) {
                     "paged KV: rows (only the used keys, ioattn's kernels) or pages (every used page whole)");
     app->add_flag("--gqa-packed", f->gqa_packed,
                   "fa2|splitkv forward: one CTA per K/V head holds the G query heads' rows (one K/V load "
-                  "serves them; implied by --kernel v07_decode_splitkv)");
+                  "serves them; implied by --kernel v07_decode_splitkv and v07b_decode_wgmma)");
     app->add_option("--pass", f->pass, "fwd|bwd|fwdbwd")->capture_default_str();
     app->add_flag("--mask", f->mask, unfused_names + ": an explicit (N_q, N_k) mask tensor in its own pass");
     app->add_option("--dropout", f->dropout, unfused_names + ": dropout probability (adds a pass)");

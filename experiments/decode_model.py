@@ -4,7 +4,8 @@ plots/fig_decode.py and paper/gen_decode.py (issue 12).
 measured(files) reads bench_decode.py's CSVs (role decode of h200/CANONICAL): the ok rows of study
 decode, one per configuration (median GB/s and ms over its samples), and the copy ceiling of the
 same run (median GB/s of the copy_sm rows). model(rows, exe) runs `ioattn simulate --kernel
-v07_decode_splitkv --json` for every v07 row with the run's own split count, tile (br = packed rows,
+v07_decode_splitkv --json` for every v07 row (`--kernel v07b_decode_wgmma` for every v07b row) with
+the run's own split count, tile (br = packed rows,
 bc = keys per stage) and CTAs per SM, on the contiguous or paged cache of that row, and returns one
 row per configuration with the expected time and the model's bandwidth (the benchmark's bytes /
 expected time). Plain Python; no plotting module.
@@ -22,7 +23,8 @@ from statistics import median
 import results_index as results
 
 V07 = "ioattn:v07_decode_splitkv"
-V07B = "ioattn:v07b_decode_wgmma"  # measured beside v07 (no model of its own yet: model() takes v07 rows)
+V07B = "ioattn:v07b_decode_wgmma"  # v07's plan on wgmma, measured beside v07
+MODELED = (V07, V07B)  # the decode rungs model() runs the simulator's twin of
 PEERS = ["sdpa:flash", "sdpa:cudnn"]
 MODEL_COLS = ["impl", "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim", "dtype", "causal",
               "page_size", "splits", "br", "bc", "ctas_per_cu", "bytes", "measured_ms", "time_s", "ceiling_time_s",
@@ -60,16 +62,17 @@ def measured(files) -> tuple[list[dict], float | None]:
 
 
 def model(rows: list[dict], exe: Path, out_csv: Path | None = None, catalog: str | None = None) -> list[dict]:
-    """The simulator's expected time of every v07 row (see the module comment); written to out_csv.
+    """The simulator's expected time of every v07 and v07b row (see the module comment; each row by
+    its own variant's twin, `--kernel v07_decode_splitkv` or `v07b_decode_wgmma`); written to out_csv.
     catalog: a machine catalog folder other than the built-in one (a calibration's trial copy)."""
     out = []
     for r in rows:
-        if r["impl"] != V07:
+        if r["impl"] not in MODELED:
             continue
         i = lambda c: str(int(float(r[c])))  # noqa: E731
         page = int(float(r["page_size"] or 0))
         ctas = i("ctas_per_sm") if r.get("ctas_per_sm") else "0"
-        cmd = [str(exe), "simulate", "--machine", "h200", "--kernel", "v07_decode_splitkv", "--batch", i("batch"),
+        cmd = [str(exe), "simulate", "--machine", "h200", "--kernel", r["impl"].split(":", 1)[1], "--batch", i("batch"),
                "--heads-q", i("heads_q"), "--heads-kv", i("heads_kv"), "--seqlen-q", i("seqlen_q"),
                "--seqlen-k", i("seqlen_k"), "--head-dim", i("head_dim"), "--dtype", r["dtype"], "--br", i("br"),
                "--bc", i("bc"), "--splits", i("splits"), "--ctas-per-cu", ctas, "--json"]
@@ -84,7 +87,7 @@ def model(rows: list[dict], exe: Path, out_csv: Path | None = None, catalog: str
             raise RuntimeError(f"{' '.join(cmd[1:])} failed: {p.stderr.strip()}")
         j = json.loads(p.stdout)
         b = results.num(r, "bytes")
-        out.append({"impl": "model:" + V07, "batch": i("batch"), "heads_q": i("heads_q"), "heads_kv": i("heads_kv"),
+        out.append({"impl": "model:" + r["impl"], "batch": i("batch"), "heads_q": i("heads_q"), "heads_kv": i("heads_kv"),
                     "seqlen_q": i("seqlen_q"), "seqlen_k": i("seqlen_k"), "head_dim": i("head_dim"),
                     "dtype": r["dtype"], "causal": results.flag(r.get("causal", 0)), "page_size": page,
                     "splits": i("splits"), "br": i("br"), "bc": i("bc"), "ctas_per_cu": ctas, "bytes": int(b),

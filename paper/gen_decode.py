@@ -126,7 +126,7 @@ def decode(nb) -> None:
     if exe is None:
         return
     try:
-        model = dm.model(rows, exe)
+        model = [m for m in dm.model(rows, exe) if m["impl"] == "model:" + dm.V07]  # the paper speaks of v07's twin
     except RuntimeError as e:
         print(f"gen_decode: model left out: {e}", file=sys.stderr)
         return
