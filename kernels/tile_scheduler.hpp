@@ -123,7 +123,6 @@ IOATTN_HD constexpr TileScheduler make_tile_scheduler(int64_t batch, int64_t hea
 // The launch sets the grid and the assignment once the CTA count is known: sched.ctas = grid,
 // sched.serpentine unless IOATTN_V08P_ORDER=rr.
 
-
 // CTAs of the persistent grid: one per SM, fewer when there are fewer tiles (at least one).
 constexpr int64_t persistent_ctas(int64_t tiles, int64_t sms) {
   return tiles < sms ? (tiles > 0 ? tiles : 1) : sms;

@@ -811,7 +811,7 @@ LaunchStatus persistent_sms(int64_t& sms) {
   if (const char* cap = std::getenv("IOATTN_V08P_CTAS"); cap && cap[0] != '\0') {
     char* end = nullptr;
     const long v = std::strtol(cap, &end, 10);
-    if (*end != '\0' || v < 1) return std::string("v08p_fa3_persistent: IOATTN_V08P_CTAS must be an integer >= 1 (got '") + cap + "')";
+    if (*end != '\0' || v < 1) return std::string("IOATTN_V08P_CTAS must be an integer >= 1 (got '") + cap + "')";
     sms = std::min<int64_t>(sms, v);
   }
   return std::nullopt;
