@@ -105,6 +105,7 @@ The shared library is found through $IOATTN_CAPI, else build-gpu/kernels/libioat
 build/kernels/libioattn_capi.so beside this repository's python/ folder.
 """
 import ctypes
+import json
 import math
 import numbers
 import os
@@ -350,7 +351,7 @@ def _forward_cells():
     global _forward_table
     if _forward_table is None:
         path = Path(__file__).resolve().parent / "forward_choice.json"
-        _forward_table = __import__("json").loads(path.read_text())["cells"] if path.is_file() else []
+        _forward_table = json.loads(path.read_text())["cells"] if path.is_file() else []
     return _forward_table
 
 

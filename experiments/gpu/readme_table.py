@@ -471,8 +471,6 @@ def span(xs):
     return lo if lo == hi else f"{lo}-{hi}"
 
 
-
-
 def decode_headline(rows, copy, copy_samples, dirs):
     """One sentence for README.md: issue 12's decode targets (paper/gen_decode.py TARGETS) as verdicts
     from the rows of decode_model.measured(), per seqlen_q: the faster decode rung's (v07 or v07b, per
