@@ -83,8 +83,9 @@ __device__ __forceinline__ void mask_tile(float (&r_S)[kBc / 2], const int (&key
 // Online softmax of one S tile with lazy rescaling (fwd::max_moves): the running max m_i moves only
 // when a row max grows by more than 2^kLazyLog2, so P <= 2^8 (safe in fp16/bf16). Overwrites S with
 // P = exp2(S scale log2 e - m) in place (fp32), updates m_i and l_i and returns whether this warp
-// must multiply its O rows by alpha (warp-uniform).
-template <int kBc>
+// must multiply its O rows by alpha (warp-uniform). kLazy false: eager rescaling (m_i moves at any
+// growth; v10's IOATTN_V10_RESCALE=eager), so each row's largest P is exactly 1.
+template <int kBc, bool kLazy = true>
 __device__ __forceinline__ bool softmax_tile(float (&r_S)[kBc / 2], float (&m_i)[2], float (&l_i)[2],
                                              float (&alpha)[2], float sl2) {
   float m_tile[2] = {-INFINITY, -INFINITY};
@@ -94,7 +95,7 @@ __device__ __forceinline__ bool softmax_tile(float (&r_S)[kBc / 2], float (&m_i)
 #pragma unroll
   for (int s = 0; s < 2; ++s) {
     m_tile[s] = frag::row_allreduce_max(m_tile[s]);
-    grow[s] = fwd::max_moves(m_tile[s], m_i[s], sl2);
+    grow[s] = fwd::max_moves<kLazy>(m_tile[s], m_i[s], sl2);
     any_grow |= grow[s];
   }
   const bool rescale = frag::warp_any(any_grow);
