@@ -262,5 +262,14 @@ inline int requested_promote(const char* env, int64_t d) {
   return (end && *end == '\0' && n > 0 && n <= 8) ? static_cast<int>(n) : -1;
 }
 
+// The rescaling an FP8 variant's environment asks for (IOATTN_V09_RESCALE, IOATTN_V10_RESCALE):
+// unset, empty or "lazy" = 0 (lazy rescaling, the default), "eager" = 1 (fwd_wg::softmax_tile's
+// kLazy false), -1 for anything else.
+inline int requested_eager(const char* env) {
+  const char* v = std::getenv(env);
+  if (!v || v[0] == '\0' || std::string(v) == "lazy") return 0;
+  return std::string(v) == "eager" ? 1 : -1;
+}
+
 }  // namespace ioattn::kernels::fp8wg
 #endif  // IOATTN_PLATFORM_NVIDIA

@@ -108,6 +108,9 @@
 // 0.15 %, LSE within 1 %): LSE's error is the accumulation, O's failures are the lazy rescaling (the
 // dominant P~ in (1, 256] gets e4m3's rounding, not exactly 1); emulated eager rescaling passes every
 // seed against the baseline of the same accumulation (`ioattn run --check --fp8-baseline mma:N`).
+// IOATTN_V09_RESCALE=eager selects that eager rescaling (fwd_wg::softmax_tile's kLazy false: the
+// running max moves at any growth), one configuration per head dim at interval 1; compiled, not run
+// on a GPU; the lazy configurations' code is unchanged by it.
 // Run: ioattn run --kernel v09_fp8_wgmma --dtype fp8_e4m3 --seqlen 4096 --heads 16 --head-dim 128 --check
 //
 // Supports: fp8_e4m3 inputs (not e5m2), output bf16 or fp16; descales per tensor or per K/V head
@@ -155,9 +158,11 @@ __device__ inline uint32_t swizzled(int r, int c16) {
   return static_cast<uint32_t>((c16 / kChunks) * (kRows * kRowBytes) + r * kRowBytes + (((c16 % kChunks) ^ x) * 16));
 }
 
-template <int kD_, int kBc_, int kStages_, int kPromote_, int kTCols_ = kBc_>
+template <int kD_, int kBc_, int kStages_, int kPromote_, int kTCols_ = kBc_, bool kEager_ = false>
 struct V09Tile {
   static constexpr int kD = kD_;
+  // Rescaling of the running max (IOATTN_V09_RESCALE): lazy (the default) or eager.
+  static constexpr bool kLazy = !kEager_;
   // S = Q K^T takes d/32 k32 instructions; a fresh accumulator every kPromote of them, the partial
   // sums added in fp32 (promotion, header). kPromote = d/32: one accumulator ("fast").
   static constexpr int kPromote = kPromote_;
@@ -289,7 +294,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     compute_s<Tl>(r_S, r_T, q_addr, frag::smem_addr(k_stage(j)), [] { wg::commit(); });  // an empty group: wait<1> waits for S
     wg::wait_all();
     if (masked) fwd_wg::mask_tile<kBc>(r_S, key_lo, key_hi, j * kBc, lane);
-    return fwd_wg::softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
+    return fwd_wg::softmax_tile<kBc, Tl::kLazy>(r_S, m_i, l_i, alpha, sl2);
   };
 
   if (j_last > j_first) {
@@ -306,7 +311,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
         wg::commit();
       });
       if constexpr (decltype(masked)::value) fwd_wg::mask_tile<kBc>(r_S, key_lo, key_hi, j * kBc, lane);
-      const bool rescale = fwd_wg::softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
+      const bool rescale = fwd_wg::softmax_tile<kBc, Tl::kLazy>(r_S, m_i, l_i, alpha, sl2);
       wg::wait_all();
       wg::fence_regs(r_O);
       if (rescale) rescale_o(alpha);
@@ -400,6 +405,7 @@ struct Config {
   int d;
   int promote;  // k32 slices per fresh S accumulator (d / 32: none, "fast")
   LaunchStatus (*launch)(const AttnProblem&, const DeviceTensors&, void*, const Launcher&);
+  bool eager = false;  // eager rescaling (IOATTN_V09_RESCALE=eager)
 };
 // One tile per head dim (not tuned); the first row of each d is the default promotion interval
 // (header: the most accurate one, a fresh accumulator per k32 instruction), the others are there
@@ -413,17 +419,23 @@ const Config kConfigs[] = {
     {256, 1, &launch_tile<V09Tile<256, 64, 2, 1, 16>>},
     {256, 4, &launch_tile<V09Tile<256, 64, 2, 4, 16>>},
     {256, 8, &launch_tile<V09Tile<256, 64, 2, 8>>},
+    // Eager rescaling (IOATTN_V09_RESCALE=eager; compiled, not run): each head dim at the default
+    // interval 1, the fix kernels/dev/fp8_v09_emulate.cpp found for the O failures at logits of std 100.
+    {64, 1, &launch_tile<V09Tile<64, 128, 3, 1, 128, true>>, true},
+    {128, 1, &launch_tile<V09Tile<128, 128, 3, 1, 64, true>>, true},
+    {256, 1, &launch_tile<V09Tile<256, 64, 2, 1, 16, true>>, true},
 };
 int requested_promote(int64_t d) { return fp8wg::requested_promote("IOATTN_V09_S_PROMOTE", d); }
-const Config* find_config(int64_t d, int promote = 0) {
+int requested_eager() { return fp8wg::requested_eager("IOATTN_V09_RESCALE"); }
+const Config* find_config(int64_t d, int promote = 0, bool eager = false) {
   for (const Config& c : kConfigs)
-    if (c.d == d && (promote == 0 || c.promote == promote)) return &c;
+    if (c.d == d && (promote == 0 || c.promote == promote) && c.eager == eager) return &c;
   return nullptr;
 }
 std::string promote_choices(int64_t d) {
   std::string s;
   for (const Config& c : kConfigs)
-    if (c.d == d && c.promote != d / 32) s += (s.empty() ? "" : ", ") + std::to_string(c.promote);
+    if (c.d == d && c.promote != d / 32 && !c.eager) s += (s.empty() ? "" : ", ") + std::to_string(c.promote);
   return s;
 }
 #endif  // IOATTN_PLATFORM_NVIDIA
@@ -442,6 +454,11 @@ LaunchStatus v09_fp8_wgmma_supports(const AttnProblem& p, const KernelOptions& o
   if (!find_config(p.head_dim, requested_promote(p.head_dim)))
     return "v09_fp8_wgmma: IOATTN_V09_S_PROMOTE must be unset, fast, or one of " + promote_choices(p.head_dim) +
            " at head_dim " + std::to_string(p.head_dim);
+  if (const int eager = requested_eager(); eager < 0)
+    return "v09_fp8_wgmma: IOATTN_V09_RESCALE must be lazy or eager (unset = lazy)";
+  else if (eager == 1 && !find_config(p.head_dim, requested_promote(p.head_dim), true))
+    return "v09_fp8_wgmma: IOATTN_V09_RESCALE=eager is compiled at the default interval only "
+           "(IOATTN_V09_S_PROMOTE unset or 1)";
   if (opt.br || opt.bc) return "v09_fp8_wgmma takes no --br/--bc (one tile per head dim)";
   if (opt.splits) return "v09_fp8_wgmma takes no split-KV (--splits)";
   const bool per_head = p.fp8.q_descale.size() > 1 || p.fp8.k_descale.size() > 1 || p.fp8.v_descale.size() > 1;
@@ -470,7 +487,7 @@ LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptio
                  const Launcher& L) {
   if (auto e = v09_fp8_wgmma_supports(p, opt)) return e;
 #if defined(IOATTN_PLATFORM_NVIDIA)
-  return find_config(p.head_dim, requested_promote(p.head_dim))->launch(p, t, workspace, L);
+  return find_config(p.head_dim, requested_promote(p.head_dim), requested_eager() == 1)->launch(p, t, workspace, L);
 #else
   (void)t, (void)workspace, (void)L;
   return "v09_fp8_wgmma needs NVIDIA Hopper (wgmma e4m3)";

@@ -110,7 +110,6 @@
 #include <cstdlib>
 #include <iterator>
 #include <string>
-#include <string_view>
 #include <type_traits>
 
 #include "kernels/attn_view.hpp"
@@ -469,12 +468,7 @@ const Config kConfigs[] = {
 #undef V10_CONFIG_EAGER
 
 int requested_promote(int64_t d) { return fp8wg::requested_promote("IOATTN_V10_S_PROMOTE", d); }
-// IOATTN_V10_RESCALE: unset, empty or "lazy" 0 (v09's lazy rescaling), "eager" 1, anything else -1.
-int requested_eager() {
-  const char* v = std::getenv("IOATTN_V10_RESCALE");
-  if (v == nullptr || v[0] == '\0' || std::string_view(v) == "lazy") return 0;
-  return std::string_view(v) == "eager" ? 1 : -1;
-}
+int requested_eager() { return fp8wg::requested_eager("IOATTN_V10_RESCALE"); }
 // The configuration for (d, --br, --bc, promotion interval; 0 = the default interval 1; rescaling).
 const Config* find_config(int64_t d, int br, int bc, int promote, bool eager) {
   const int want = promote == 0 ? 1 : promote;

@@ -26,7 +26,8 @@ case $KERNEL in
   *) echo "fp8_promote.sh: KERNEL must be v09_fp8_wgmma or v10_fp8_warpspec (got '$KERNEL')" >&2; exit 2 ;;
 esac
 PROMOTE_VAR=IOATTN_$(echo "${KERNEL%%_*}" | tr a-z A-Z)_S_PROMOTE  # IOATTN_V09_S_PROMOTE, IOATTN_V10_S_PROMOTE
-echo "kernel $KERNEL, promotion by $PROMOTE_VAR, IOATTN_V10_RESCALE=${IOATTN_V10_RESCALE:-}"
+RESCALE_VAR=IOATTN_$(echo "${KERNEL%%_*}" | tr a-z A-Z)_RESCALE
+echo "kernel $KERNEL, promotion by $PROMOTE_VAR, $RESCALE_VAR=${!RESCALE_VAR:-} (unset: lazy)"
 declare -A INTERVALS=([64]="fast 1" [128]="fast 2 1" [256]="fast 4 1")
 # INTERVALS_ONLY="1" (e.g. with IOATTN_V10_RESCALE=eager, which exists at interval 1 only) replaces
 # every head dim's list.
