@@ -1,29 +1,35 @@
 #!/usr/bin/env python3
 """kernels/dev/ptxas_table.py: registers, spills and stack per compiled configuration of the fast
-forwards (v05, v06, v08, v09), from the compiler's own report (nvcc -Xptxas -v), as the Markdown
-table in kernels/README.md (block PTXAS).
+forwards (v05, v06, v08 with v08p, v09, v10) and of v07b's decode kernel, from the compiler's own
+report (nvcc -Xptxas -v), as the Markdown table in kernels/README.md (block PTXAS).
 
     kernels/dev/ptxas_table.py kernels/dev/ptxas_sm90.txt                  # print the table
     kernels/dev/ptxas_table.py kernels/dev/ptxas_sm90.txt --readme kernels/README.md [--check]
 
 The input is ptxas -v output (any number of files; the lines of other kernels are ignored); the
-committed kernels/dev/ptxas_sm90.txt holds the lines of these four files from one build (its first
-line says which). To remake it: compile each file with kernels/dev/build.sh's flags plus
--Xptxas -v (or configure CMake with -DCMAKE_CUDA_FLAGS="-Xptxas -v") and pass the log through
-`--extract` (keeps the V05Tile/V06Tile/V08Tile/V09Tile kernels' lines). Shared memory: these
+committed kernels/dev/ptxas_sm90.txt holds the lines of these files from one build (its first
+line says which). To remake it: compile each file with the project's CMake flags plus -Xptxas -v
+(configure CMake with -DCMAKE_CUDA_FLAGS="-Xptxas -v") and pass the log through `--extract`
+(keeps the lines of the kernels of TILES below). Shared memory: these
 kernels take all their tiles as dynamic shared memory (the launch's Tl::kSmemBytes, static_asserted
 against the platform limit in each file), which ptxas does not see: the table asserts that the
 static figure is 0 and points to the launch configuration's smem_bytes for the dynamic one.
-A kernel compiled for both sm_90 and sm_90a (the project builds v06, v08, v09 for both; their
-sm_90 kernels are empty stubs) is listed with its sm_90a figures.
+A kernel compiled for both sm_90 and sm_90a (the project builds v06, v07b, v08, v09, v10 for both;
+their sm_90 kernels are empty stubs) is listed with its sm_90a figures.
 """
 import re
 import sys
 
-TILE = re.compile(r'(V0([5689])Tile)I((?:L[ib]\d+E)+)E')
+# The tile structs of the fast rungs and the variant each belongs to (V08Tile's last argument is
+# kPersistent: 1 = v08p_fa3_persistent's kernel).
+TILES = {'V05Tile': 'v05', 'V06Tile': 'v06', 'V08Tile': 'v08', 'V09Tile': 'v09', 'V10Tile': 'v10', 'WgDecodeTile': 'v07b'}
+TILE = re.compile(r'(' + '|'.join(TILES) + r')I((?:L[ib]\d+E)+)E')
 ANON = re.compile(r"\d+_GLOBAL__N__[0-9a-f]+_\d+_\w+?_[0-9a-f]{8}")
-PARAMS = {'5': 'd, warps, row tiles, Bc, stages, Q in regs, lazy', '6': 'd, warpgroups, Bc, stages, min blocks, overlap',
-          '8': 'd, Br, Bc, stages, ping-pong; registers at launch, setmaxnreg then moves them between producer and consumers', '9': 'as V09Tile in v09_fp8_wgmma.hip; dtype is the output dtype, inputs e4m3'}
+PARAMS = {'v05': 'd, warps, row tiles, Bc, stages, Q in regs, lazy', 'v06': 'd, warpgroups, Bc, stages, min blocks, overlap',
+          'v08': 'd, Br, Bc, stages, ping-pong, persistent (1: v08p_fa3_persistent); registers at launch, setmaxnreg then moves them between producer and consumers',
+          'v09': 'd, Bc, stages, promotion interval, S column part, eager rescaling; dtype is the output dtype, inputs e4m3',
+          'v10': 'd, Br, Bc, stages, promotion interval, S column part, eager rescaling; registers at launch as v08; dtype is the output dtype, inputs e4m3',
+          'v07b': 'd, row warpgroups, key warpgroups, Bc, stages (WgDecodeTile); layout kernel 1 = the paged cache'}
 
 
 def parse(lines):
@@ -36,10 +42,10 @@ def parse(lines):
             t = TILE.search(name)
             cur = None
             if t:
-                args = ','.join(v for _, v in re.findall(r'L([ib])(\d+)E', t.group(3)))
+                args = ','.join(v for _, v in re.findall(r'L([ib])(\d+)E', t.group(2)))
                 lay = re.match(r'ELb(\d)E', name[t.end():])
                 dt = 'bf16' if 'bfloat16' in name else 'fp16' if '__half' in name else 'fp8' if 'fp8' in name else '?'
-                cur = {'variant': 'v0' + t.group(2), 'tile': args, 'layout': lay.group(1) if lay else '-',
+                cur = {'variant': TILES[t.group(1)], 'tile': args, 'layout': lay.group(1) if lay else '-',
                        'dtype': dt, 'arch': arch, 'name': name}
                 out.append(cur)
             continue
@@ -104,7 +110,7 @@ def table(kernels):
             v, tile, lay, arch = key
             out.append(f'| {v} | {tile} | {lay} | {arch} | {"/".join(dts)} | {r} | {st} / {ld} | {stack} |')
             assert smem == 0, f'{v} {tile}: static shared memory {smem}: add the column back'
-    legend = '; '.join(f'v0{v}: {p}' for v, p in PARAMS.items())
+    legend = '; '.join(f'{v}: {p}' for v, p in PARAMS.items())
     return '\n'.join(out) + f'\n\nTemplate arguments in order ({legend}). Layout kernel: 1 = the packed/paged instance, 0 = dense, - = the kernel has no such flag. Shared memory: all dynamic (no kernel has static shared memory; ptxas does not see the dynamic size), per launch as `smem_bytes` in the launch configuration (`ioattn run ... --json`, field `config`).'
 
 
