@@ -512,13 +512,17 @@ def summary(rs):
     lines.append("")
     lines.append("| impl | points | read MAPE | read max error | worst point |")
     lines.append("|---|---|---|---|---|")
+    def worst(sel, col):
+        """(MAPE, max |error|, the row of the max) of column col over the rows sel."""
+        errs = [abs(float(r[col])) for r in sel]
+        return statistics.mean(errs), max(errs), sel[errs.index(max(errs))]
+
     for impl in FAST_IMPLS:
         sel = [r for r in rs if r["read_set"] == "held-out" and r["impl"] == impl and r["read_error_pct"] != ""]
         if not sel:
             continue
-        errs = [abs(float(r["read_error_pct"])) for r in sel]
-        w = sel[errs.index(max(errs))]
-        lines.append(f"| {impl} | {len(sel)} | {statistics.mean(errs):.1f} % | {max(errs):.1f} % | "
+        mape, mx, w = worst(sel, "read_error_pct")
+        lines.append(f"| {impl} | {len(sel)} | {mape:.1f} % | {mx:.1f} % | "
                      f"{w['dtype']} d={w['head_dim']} N={w['seqlen']} H={w['heads']}/{w['heads_kv']}"
                      f"{' causal' if w['causal'] == 1 else ''} ({w['read_error_pct']} %, {w['l2_regime']}) |")
     lines.append("")
@@ -531,9 +535,8 @@ def summary(rs):
         sel = [r for r in rs if r["set"].startswith("held-out") and r["impl"] == impl and r["expected_error_pct"] != ""]
         if not sel:
             continue
-        errs = [abs(float(r["expected_error_pct"])) for r in sel]
-        w = sel[errs.index(max(errs))]
-        lines.append(f"| {impl} | {sel[0]['design']} | {len(sel)} | {statistics.mean(errs):.1f} % | {max(errs):.1f} % | "
+        mape, mx, w = worst(sel, "expected_error_pct")
+        lines.append(f"| {impl} | {sel[0]['design']} | {len(sel)} | {mape:.1f} % | {mx:.1f} % | "
                      f"{w['dtype']} d={w['head_dim']} N={w['seqlen']}{' causal' if w['causal'] == 1 else ''} "
                      f"({w['expected_error_pct']} %) |")
     cat = json.load(open(os.path.join(CATALOG, "h200.json")))

@@ -18,16 +18,14 @@
 #include "ioattn/layout.hpp"
 #include "simulator/layouts.hpp"
 #include "simulator/simulator.hpp"
+#include "catalog.hpp"
 
 using namespace ioattn;
 using namespace ioattn::sim;
 
 namespace {
 
-const Machine& h200() {
-  static const std::vector<Machine> catalog = load_catalog(default_catalog_dir());
-  return find_machine(catalog, "h200");
-}
+using test::h200;
 
 // One decode step of v07 as its twin models it: batch b, 32/8 heads GQA-packed (heads 8, G * Nq rows).
 AttnProblem packed(int64_t b, int64_t nq, int64_t nk) {

@@ -17,16 +17,14 @@
 
 #include "simulator/nest.hpp"
 #include "simulator/simulator.hpp"
+#include "catalog.hpp"
 
 using namespace ioattn;
 using namespace ioattn::sim;
 
 namespace {
 
-const Machine& h200() {
-  static const std::vector<Machine> catalog = load_catalog(default_catalog_dir());
-  return find_machine(catalog, "h200");
-}
+using test::h200;
 
 AttnProblem problem(int64_t heads, int64_t n, int64_t d, bool causal) {
   AttnProblem p;

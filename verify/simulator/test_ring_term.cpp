@@ -16,16 +16,14 @@
 #include <vector>
 
 #include "simulator/simulator.hpp"
+#include "catalog.hpp"
 
 using namespace ioattn;
 using namespace ioattn::sim;
 
 namespace {
 
-const Machine& h200() {
-  static const std::vector<Machine> catalog = load_catalog(default_catalog_dir());
-  return find_machine(catalog, "h200");
-}
+using test::h200;
 
 AttnProblem problem(int64_t n, int64_t d, bool causal) {
   AttnProblem p;
@@ -128,8 +126,9 @@ TEST(RingTerm, DeeperRingIsNeverSlowerAndHidesL) {
         prev = r.time_s;
         const KernelResult& k = main_kernel(r);
         const double c = c_pipe(k, cus);
-        if (static_cast<double>(s) >= 1.0 + static_cast<double>(k.tiles) * L / c)
+        if (static_cast<double>(s) >= 1.0 + static_cast<double>(k.tiles) * L / c) {
           EXPECT_EQ(term(k, "ring_latency").seconds, 0.0) << "d " << d << " S " << s;
+        }
       }
     }
 }
@@ -148,5 +147,7 @@ TEST(RingTerm, WarpSpecializedTakesItsOwnEfficiency) {
   Options bwd;
   bwd.pass = Pass::bwd;
   for (const auto& k : simulate_unchecked(p, m, ws_tiling(128, 128, 2, 1, kWs), bwd).kernels)
-    if (k.tiles > 0) EXPECT_NE(term(k, "matrix_issue").parameter, "calibrated_ws_wgmma_efficiency");
+    if (k.tiles > 0) {
+      EXPECT_NE(term(k, "matrix_issue").parameter, "calibrated_ws_wgmma_efficiency");
+    }
 }
