@@ -485,30 +485,30 @@ def decode_headline(rows, copy, copy_samples, dirs):
     i = lambda r, c: int(float(r[c]))  # noqa: E731
     at = {(r["impl"], i(r, "batch"), i(r, "seqlen_q"), i(r, "seqlen_k"), i(r, "page_size")): r for r in rows}
     # Per configuration (batch, seqlen_q, seqlen_k) the faster ioattn decode rung on the contiguous
-    # cache; its rows are the ones judged (`v07` below holds them); the paged target compares the
+    # cache; its rows are the ones judged (`ours` below holds them); the paged target compares the
     # faster rung on the paged cache with it.
     best = {}
     for k, r in at.items():
         if k[0] in DECODE_IMPLS and k[4] == 0 and (k[1:4] not in best or r["gbps"] > at[(best[k[1:4]],) + k[1:4] + (0,)]["gbps"]):
             best[k[1:4]] = k[0]
-    v07 = {k: r for k, r in at.items() if k[0] in DECODE_IMPLS and best.get(k[1:4]) == k[0]}
-    if not v07 or not copy:
+    ours = {k: r for k, r in at.items() if k[0] in DECODE_IMPLS and best.get(k[1:4]) == k[0]}
+    if not ours or not copy:
         return "no decode benchmark is canonical"
     won = {impl: sum(1 for b in best.values() if b == impl) for impl in DECODE_IMPLS if impl in best.values()}
     who = (short(next(iter(won))) + "'s" if len(won) == 1 else
            "the faster ioattn rung's (" + ", ".join(f"{short(x)} at {n} of {len(best)} configurations"
                                           for x, n in won.items()) + ")")
     held = lambda ok: "holds" if ok else "missed"  # noqa: E731
-    nqs = sorted({k[2] for k in v07})
-    nkmax, bmin = max(k[3] for k in v07), min(k[1] for k in v07)
+    nqs = sorted({k[2] for k in ours})
+    nkmax, bmin = max(k[3] for k in ours), min(k[1] for k in ours)
     tgt = lambda k: k[4] == 0 and k[3] >= T["nk"] and k[1] >= T["batch"]  # noqa: E731
     copy_p, cud_p, page_p, b1_p = [], [], [], []
     for nq in nqs:
-        sel = [k for k in v07 if k[2] == nq and tgt(k)]
+        sel = [k for k in ours if k[2] == nq and tgt(k)]
         if sel:
-            sh = [v07[k]["gbps"] / copy for k in sel]
+            sh = [ours[k]["gbps"] / copy for k in sel]
             copy_p.append(f"seqlen_q {nq}: {span(sh)} ({held(min(sh) >= T['copy'])})")
-            vs = [v07[k]["gbps"] / at[("sdpa:cudnn",) + k[1:]]["gbps"] for k in sel if ("sdpa:cudnn",) + k[1:] in at]
+            vs = [ours[k]["gbps"] / at[("sdpa:cudnn",) + k[1:]]["gbps"] for k in sel if ("sdpa:cudnn",) + k[1:] in at]
             if vs:
                 cud_p.append(f"seqlen_q {nq}: {span(vs)}x ({held(min(vs) >= 1.0)})")
         # paged: the faster rung on the paged cache against the faster one on the contiguous cache
@@ -521,12 +521,12 @@ def decode_headline(rows, copy, copy_samples, dirs):
             miss = sum(q < T["paged"] for q, _ in pg)
             page_p.append(f"seqlen_q {nq}: {span([q for q, _ in pg])} ("
                           + ("holds" if not miss else f"missed at {miss} of {len(pg)} configurations") + ")")
-        one = v07.get((best.get((bmin, nq, nkmax)), bmin, nq, nkmax, 0))
+        one = ours.get((best.get((bmin, nq, nkmax)), bmin, nq, nkmax, 0))
         if one:
             b1_p.append(f"seqlen_q {nq}: {one['gbps'] / copy:.2f} ({held(one['gbps'] / copy >= T['b1'])})")
     over = sorted(((r["gbps"] / copy, k) for k, r in at.items() if k[0] == "sdpa:cudnn" and r["gbps"] > copy),
                   key=lambda x: x[0])
-    v07_over = [r["gbps"] / copy for k, r in v07.items() if r["gbps"] > copy]
+    ours_over = [r["gbps"] / copy for k, r in ours.items() if r["gbps"] > copy]
     if over:
         ks = [k for _, k in over]
         cells = sorted({(k[2], k[1]) for k in ks})
@@ -536,8 +536,8 @@ def decode_headline(rows, copy, copy_samples, dirs):
                   f"{over[-1][0]:.2f}x ({where})")
     else:
         over_t = "cuDNN's bandwidth stays below that copy ceiling everywhere"
-    if v07_over:
-        over_t += f", and ioattn's at {len(v07_over)} (contiguous or paged), up to {max(v07_over):.2f}x"
+    if ours_over:
+        over_t += f", and ioattn's at {len(ours_over)} (contiguous or paged), up to {max(ours_over):.2f}x"
     if len(copy_samples) >= 2:
         over_t += (f"; the copy ceiling's own samples differ by {spread(copy_samples[0], copy_samples[1]) * 100:.0f}% "
                    "(|s0 - s1| / mean)")
@@ -545,7 +545,7 @@ def decode_headline(rows, copy, copy_samples, dirs):
     src = ", ".join(f"`{rel(d)}/`" for d in dirs)
     return (f"issue 12's targets against the full grid ({src}; GB/s = bytes / kernel time, median of the samples; "
             f"copy ceiling `copy_sm` of the same run, median {copy:.0f} GB/s of its samples {samp}): "
-            f"at seqlen_k ≥ {nk(T['nk'])} (here {', '.join(nk(x) for x in sorted({k[3] for k in v07 if tgt(k)}))}) "
+            f"at seqlen_k ≥ {nk(T['nk'])} (here {', '.join(nk(x) for x in sorted({k[3] for k in ours if tgt(k)}))}) "
             f"and batch ≥ {T['batch']}, {who} share of the copy ceiling "
             f"(target ≥ {T['copy']:.2f}) is " + ", ".join(copy_p) +
             f"; its ratio to SDPA cuDNN (target ≥ 1.0x) is " + ", ".join(cud_p) +
