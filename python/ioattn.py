@@ -29,7 +29,7 @@ Functions
       (B, max_pages), key j of sequence b in row j % page_size of page block_table[b, j // page_size];
       seqused_k int32 (B,), the keys of each sequence (0 allowed: its rows give O = 0, LSE = -inf).
       The tables are copied to the host once to be validated (a synchronization). Only variants that
-      declare paged KV take it (v07_decode_splitkv, the default).
+      declare paged KV take it (v07_decode_splitkv, the default; kernel None: choose_forward_paged()).
   forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, kernel, causal,
                  window, scale, out, lse) -> (o, lse)
       packed (varlen) sequences: q (total_q, Hq, d), k, v (total_k, Hkv, d); cu_seqlens_q/_k int32
@@ -56,7 +56,8 @@ Functions
       chosen), or a pair (forward or None, backward or None).
   kernels(), backward_kernels(): the registries; kernel_config(), backward_config(): the launch a
       problem gets; workspace_bytes(), backward_workspace_bytes(): device bytes beyond the tensors;
-      choose_forward(), choose_backward(): what kernel=None picks; register_ops(); release_workspace().
+      choose_forward(), choose_backward(), choose_forward_paged(): what kernel=None picks; register_ops();
+      release_workspace().
 
 Checks: every argument of forward() and backward() is checked here before anything reaches the
 C ABI (the ABI sees only sizes and raw pointers, so a wrong shape would read or write out of
@@ -77,6 +78,14 @@ Kernel choice (kernel=None; cached per problem signature: dtype, sizes, causal, 
             each asked through ioattn_workspace_bytes (it refuses exactly what supports()
             refuses); a launch refused with code 2 (e.g. a rung that needs another GPU
             architecture) moves on to the next rung, remembered for that signature.
+            Few-query (decode) problems first try the decode cells of the same file instead: the
+            rungs ranked on one shape of the decode benchmark (bench_decode.py) in one run, used for
+            16-bit problems without a window whose seqlen_q is at most the largest measured one, of
+            the same head dim, GQA group size (heads_q / heads_kv) and causality (one query row:
+            causal or not is the same problem), the cell nearest in log2 seqlen_q + log2 seqlen_k +
+            log2 batch; a paged cache (forward_paged(kernel=None), choose_forward_paged()) at the
+            measured page size nearest in log2, then v07_decode_splitkv. Without decode cells (no
+            run ranked the general forward beside the decode rungs) the forward choice stands.
   backward  the first fast backward (no "_scalar" in the name) that accepts the problem, in the
             order the H200 benchmark ranked them (_BACKWARD_MEASURED_ORDER: bwd03, bwd03b, bwd02b,
             bwd02), then any other fast one, newest first; else a deterministic scalar backward
@@ -370,6 +379,46 @@ def _measured_forward_order(cells, dtype, head_dim, causal, seqlen_q, seqlen_k, 
     return []
 
 
+_decode_table = None  # python/forward_choice.json's decode_cells, loaded on first use ([] when absent)
+
+
+def _decode_cells():
+    global _decode_table
+    if _decode_table is None:
+        path = Path(__file__).resolve().parent / "forward_choice.json"
+        _decode_table = json.loads(path.read_text()).get("decode_cells", []) if path.is_file() else []
+    return _decode_table
+
+
+def _measured_decode_order(cells, dtype, head_dim, causal, batch, heads_q, heads_kv, seqlen_q, seqlen_k, window,
+                           page_size=0):
+    """The forward names to try first for a few-query problem: the `order` of the nearest measured decode
+    cell (see the module docstring: same head dim, GQA group size, causality and cache kind, this dtype
+    else the other 16-bit one, the nearest page size, then nearest in log2 seqlen_q + seqlen_k + batch),
+    or [] where the cells do not speak (another dtype, a window, seqlen_q above the measured ones, a
+    group size or head dim never measured, a cache kind never measured)."""
+    if (dtype not in ("bf16", "fp16") or tuple(window) != (-1, -1) or min(batch, heads_q, heads_kv, seqlen_q,
+                                                                            seqlen_k) < 1 or heads_q % heads_kv):
+        return []
+    lg = lambda x: math.log2(max(x, 1))  # noqa: E731
+    flat = lambda c: int(bool(c["causal"])) if c["seqlen_q"] > 1 else 0  # noqa: E731 - one row: causal is moot
+    want = int(bool(causal)) if seqlen_q > 1 else 0
+    for dt in (dtype, "fp16" if dtype == "bf16" else "bf16"):
+        same = [c for c in cells if c["dtype"] == dt and c["head_dim"] == head_dim and flat(c) == want
+                and c["heads_q"] // c["heads_kv"] == heads_q // heads_kv and (c["page_size"] > 0) == (page_size > 0)]
+        if not same:
+            continue
+        if page_size > 0:
+            p = min({c["page_size"] for c in same}, key=lambda x: (abs(lg(x) - lg(page_size)), x))
+            same = [c for c in same if c["page_size"] == p]
+        if seqlen_q > max(c["seqlen_q"] for c in same):
+            return []
+        near = min(same, key=lambda c: (abs(lg(c["seqlen_q"]) - lg(seqlen_q)) + abs(lg(c["seqlen_k"]) - lg(seqlen_k))
+                                        + abs(lg(c["batch"]) - lg(batch)), c["seqlen_q"], c["seqlen_k"], c["batch"]))
+        return list(near["order"])
+    return []
+
+
 def _choose(which, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window, device=None):
     _problem_args("", batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window)  # types
     key = (which, dtype, int(batch), int(heads_q), int(heads_kv), int(seqlen_q), int(seqlen_k), int(head_dim),
@@ -378,8 +427,11 @@ def _choose(which, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype
         return _choice[key]
     if which == "fwd":
         ladder = list(reversed(list(kernels())))
-        first = [n for n in _measured_forward_order(_forward_cells(), dtype, int(head_dim), causal, int(seqlen_q),
-                                                     int(seqlen_k), _check_window(window)) if n in ladder]
+        decode = _measured_decode_order(_decode_cells(), dtype, int(head_dim), causal, int(batch), int(heads_q),
+                                        int(heads_kv), int(seqlen_q), int(seqlen_k), _check_window(window))
+        first = [n for n in decode or _measured_forward_order(_forward_cells(), dtype, int(head_dim), causal,
+                                                               int(seqlen_q), int(seqlen_k), _check_window(window))
+                 if n in ladder]
         order, probe = first + [n for n in ladder if n not in first], workspace_bytes
     else:
         order, probe = _backward_order(backward_kernels()), backward_workspace_bytes
@@ -414,6 +466,38 @@ def choose_backward(batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtyp
                     device=None):
     """The backward variant kernel=None runs for this problem (device: as for choose_forward)."""
     return _choose("bwd", batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window, device)
+
+
+_PAGED_DEFAULT = "v07_decode_splitkv"  # forward_paged's default, the last candidate of its kernel=None
+
+
+def choose_forward_paged(batch, heads_q, heads_kv, seqlen_q, max_seqlen_k, head_dim, dtype, page_size, causal=False,
+                         window=(-1, -1)):
+    """The variant forward_paged(kernel=None) runs for a paged cache of pages of page_size keys: the rungs
+    of the nearest measured paged decode cell (each was timed on a paged cache, so each takes one),
+    then v07_decode_splitkv; the first whose dense problem of these sizes ioattn_workspace_bytes
+    accepts (the paged launch itself may still refuse with code 2)."""
+    _problem_args("", batch, heads_q, heads_kv, seqlen_q, max_seqlen_k, head_dim, dtype, causal, window)  # types
+    _need(_is_int(page_size) and page_size >= 1, f"page_size must be an int >= 1 (got {page_size!r})")
+    key = ("fwd_paged", dtype, int(batch), int(heads_q), int(heads_kv), int(seqlen_q), int(max_seqlen_k),
+           int(head_dim), int(page_size), bool(causal), *_check_window(window))
+    if key in _choice:
+        return _choice[key]
+    registered = kernels()
+    order = [n for n in _measured_decode_order(_decode_cells(), dtype, int(head_dim), causal, int(batch),
+                                               int(heads_q), int(heads_kv), int(seqlen_q), int(max_seqlen_k),
+                                               _check_window(window), int(page_size)) if n in registered]
+    reasons = []
+    for name in order + [n for n in (_PAGED_DEFAULT,) if n not in order]:
+        try:
+            workspace_bytes(name, batch, heads_q, heads_kv, seqlen_q, max_seqlen_k, head_dim, dtype, causal, window)
+        except IoattnError as e:
+            reasons.append(str(e).splitlines()[0])
+            continue
+        _choice[key] = name
+        return name
+    raise IoattnError(2, f"no paged-KV forward supports {dtype} B={batch} Hq={heads_q} Hkv={heads_kv} Nq={seqlen_q} "
+                         f"Nk={max_seqlen_k} d={head_dim} page_size={page_size} ({'; '.join(reasons)})")
 
 
 def _problem_of(q, k):
@@ -765,7 +849,8 @@ def forward_paged(q, k_cache, v_cache, block_table, seqused_k, kernel="v07_decod
     """
     import torch
 
-    _need(isinstance(kernel, str), f"kernel must be a str naming a registered variant (got {type(kernel).__name__})")
+    _need(kernel is None or isinstance(kernel, str),
+          f"kernel must be None or a str naming a registered variant (got {type(kernel).__name__})")
     _check_options(causal, window, scale)
     _check_tiles(0, 0, splits)
     _check_inputs(torch, (("q", q, 4), ("k_cache", k_cache, 4), ("v_cache", v_cache, 4)))
@@ -799,6 +884,9 @@ def forward_paged(q, k_cache, v_cache, block_table, seqused_k, kernel="v07_decod
             max_seqlen_k = max(1, int(used_host.max()))
         _need(_is_int(max_seqlen_k) and 1 <= max_seqlen_k <= _INT32_MAX,
               f"max_seqlen_k must be None or an int >= 1 (got {max_seqlen_k!r})")
+        if kernel is None:  # the measured paged decode cells, then the default (choose_forward_paged)
+            kernel = choose_forward_paged(b, hq, hkv, nq, int(max_seqlen_k), d, _DTYPES[str(q.dtype)], page_size,
+                                          causal, window)
         if out is None:
             out = torch.empty(tuple(q.shape), device=q.device, dtype=q.dtype)
         if lse is None:
