@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-figures}
 stamp=$(date -u +%Y%m%dT%H%MZ)
-drivers="machines io_complexity memory_vs_n speedup_vs_n block_size roofline splitkv kernel_ladder cpu_reference context_parallel"
+drivers="machines io_complexity memory_vs_n speedup_vs_n block_size roofline splitkv kernel_ladder cpu_reference fp8_rotation context_parallel"
 # The H200 twin only when there are committed H200 results to model.
 if ls experiments/results/h200/*/*.csv >/dev/null 2>&1; then drivers="$drivers h200_model"; fi
 for d in $drivers; do

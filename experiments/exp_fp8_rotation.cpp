@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   exp::add_common_flags(app, a, "fp8_rotation");
   double logit_std = 2.0;
   app.add_option("--logit-std", logit_std, "standard deviation of the logits scale * q.k (kept for every M)")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1e-3, 1e3))
       ->capture_default_str();
   if (auto rc = exp::parse_args(app, argc, argv)) return *rc;
 

@@ -32,6 +32,7 @@ SOURCES = {
     "cpu_run": "experiments/results/cpu/cpu_run-20261201T0838Z",  # scripts/record_cpu_run.py
     "mutation": "experiments/results/cpu/mutation_reference-20261201T0801Z",  # verify/reference/mutate.py
     "bench_reference": "reference/bench_reference_2026-11-29.json",  # reference/bench_reference
+    "fp8_rotation": "experiments/results/cpu/fp8_rotation-20261201T2304Z",  # experiments/exp_fp8_rotation
 }
 
 CPU_SUITES = ("reference", "simulator", "spec")  # verify/ folders whose tests the CPU run records
@@ -499,6 +500,60 @@ def ref_bench():
 @block(REF, "speedup")
 def ref_speedup():
     return f"{ref_speedup_range()}x"
+
+
+def fp8_rotation():
+    """{(generator, M, d, impl, column): mean over seeds} of the committed exp_fp8_rotation run, and its context."""
+    acc = {}
+    for r in read_csv(src("fp8_rotation", "fp8_rotation.csv")):
+        for col in ("lse_mean_err", "o_mean_err", "o_rms_err", "o_max_err"):
+            acc.setdefault((r["generator"], float(r["magnitude"]), int(r["head_dim"]), r["impl"], col), []).append(
+                float(r[col]))
+    with open(src("fp8_rotation", "context.json")) as f:
+        ctx = json.load(f)
+    return {k: statistics.mean(v) for k, v in acc.items()}, ctx
+
+
+def fp8_rotation_ratios(gen, col, mags=None):
+    m, _ = fp8_rotation()
+    return [m[(g, mm, d, "fp8_rotated", c)] / m[(g, mm, d, "fp8", c)] for (g, mm, d, i, c) in m
+            if g == gen and c == col and i == "fp8" and (mags is None or mm in mags)]
+
+
+@block(REF, "fp8_rotation")
+def ref_fp8_rotation():
+    m, ctx = fp8_rotation()
+    gens = sorted({k[0] for k in m}, key=["channels", "entries", "entries_qk"].index)
+    mags = sorted({k[1] for k in m})
+    dims = sorted({k[2] for k in m})
+    ds = " / ".join(str(d) for d in dims)
+    lines = ["", f"{run_name('fp8_rotation')} ({ctx['date_utc'][:10]}, commit {ctx['commit'][:7]}, `{ctx['command']}`): "
+             f"N {ctx['seqlen']}, {ctx['heads']} heads, logit std {ctx['logit_std']:g}, {ctx['seeds']} seeds; each "
+             "number is the mean over the seeds of one point's error against float64 (mean absolute error over "
+             "LSE's or O's elements, O's RMS and max), FP8 per tensor with the rotation divided by FP8 without it, "
+             f"listed for d {ds}:", "",
+             f"| generator | M | FP8 mean LSE error | rotated / not: mean LSE error | mean O error | O RMS error "
+             "| max O error |", "|---|---|---|---|---|---|---|"]
+    for g in gens:
+        for mm in mags:
+            cell = lambda c: " / ".join(f"{m[(g, mm, d, 'fp8_rotated', c)] / m[(g, mm, d, 'fp8', c)]:.2f}"  # noqa: E731
+                                        for d in dims)
+            lse = " / ".join(f"{m[(g, mm, d, 'fp8', 'lse_mean_err')]:.3f}" for d in dims)
+            lines.append(f"| {g} | {mm:g} | {lse} | {cell('lse_mean_err')} | {cell('o_mean_err')} "
+                         f"| {cell('o_rms_err')} | {cell('o_max_err')} |")
+    bf = [v for (g, mm, d, i, c), v in m.items() if i == "bf16" and c == "lse_mean_err"]
+    bo = [v for (g, mm, d, i, c), v in m.items() if i == "bf16" and c == "o_mean_err"]
+    lines += ["", f"bf16 on the same inputs: mean LSE error {rng(bf, '{:.1e}')}, mean O error {rng(bo, '{:.1e}')}."]
+    return "\n" + "\n".join(lines) + "\n\n"
+
+
+@block(REF, "fp8_rotation_summary")
+def ref_fp8_rotation_summary():
+    big = {mm for (g, mm, d, i, c) in fp8_rotation()[0] if mm >= 10}
+    return (f"with outlier channels (M {rng(big, '{:g}')}) the rotation divides FP8's mean LSE error by "
+            f"{rng([1 / r for r in fp8_rotation_ratios('channels', 'lse_mean_err', big)], '{:.1f}')} and its mean O "
+            f"error by {rng([1 / r for r in fp8_rotation_ratios('channels', 'o_mean_err', big)], '{:.1f}')}; "
+            f"without outliers (M 1) the ratios are {rng(fp8_rotation_ratios('channels', 'lse_mean_err', {1.0}) + fp8_rotation_ratios('entries', 'lse_mean_err', {1.0}) + fp8_rotation_ratios('entries_qk', 'lse_mean_err', {1.0}) + fp8_rotation_ratios('channels', 'o_mean_err', {1.0}) + fp8_rotation_ratios('entries', 'o_mean_err', {1.0}) + fp8_rotation_ratios('entries_qk', 'o_mean_err', {1.0}))}")
 
 
 # ------------------------------------------------------------------------------------------------
