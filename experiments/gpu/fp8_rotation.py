@@ -135,13 +135,19 @@ def errors(torch, o, lse, t_o, t_lse):
 
 # ---- the run -------------------------------------------------------------------------------------------
 
+def die(msg):
+    """Bad arguments or no GPU: one line, exit 2."""
+    print(f"fp8_rotation.py: error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
 def parse_list(text, conv, flag):
     try:
         vals = [conv(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise SystemExit(f"fp8_rotation.py: error: {flag} must be a comma list (got {text!r})")
+        die(f"{flag} must be a comma list (got {text!r})")
     if not vals:
-        raise SystemExit(f"fp8_rotation.py: error: {flag} is empty")
+        die(f"{flag} is empty")
     return vals
 
 
@@ -163,15 +169,17 @@ def run(args):
     dims = parse_list(args.head_dims, int, "--head-dims")
     for d in dims:
         if d not in (64, 128, 256):
-            raise SystemExit(f"fp8_rotation.py: error: --head-dims: head_dim must be 64, 128 or 256 (got {d})")
+            die(f"--head-dims: head_dim must be 64, 128 or 256 (got {d})")
     seqlens = parse_list(args.seqlens, int, "--seqlens")
     mags = parse_list(args.magnitudes, float, "--magnitudes")
+    if min(seqlens) < 1 or not min(mags) > 0:
+        die(f"--seqlens must be >= 1 and --magnitudes > 0 (got {seqlens}, {mags})")
     gens = parse_list(args.generators, str, "--generators")
     for gname in gens:
         if gname not in ("channels", "entries", "entries_qk"):
-            raise SystemExit(f"fp8_rotation.py: error: --generators takes channels, entries, entries_qk (got {gname!r})")
+            die(f"--generators takes channels, entries, entries_qk (got {gname!r})")
     if not torch.cuda.is_available():
-        raise SystemExit("fp8_rotation.py: error: no CUDA device (use --self-test on a CPU)")
+        die("no CUDA device (use --self-test on a CPU)")
     dev = torch.device("cuda")
     device_name = torch.cuda.get_device_name(dev)
     os.makedirs(args.out, exist_ok=True)
@@ -230,7 +238,7 @@ def run(args):
                                 torch.cuda.synchronize()
                                 extra.update(errors(torch, o, lse, t_o, t_lse))
                             except ioattn.IoattnError as e:
-                                extra.update(status="refused" if e.args and e.args[0] == 2 else "error",
+                                extra.update(status="refused" if getattr(e, "code", 0) == 2 else "error",
                                              error=str(e).splitlines()[0][:200])
                             row(gen, m, d, n, seed, impl, args.kernel, extra)
                         del q, k, v, rq, rk, t_o, t_lse
@@ -245,7 +253,10 @@ def write(args, rows, device_name, torch):
         w.writeheader()
         for r in rows:
             w.writerow({c: r.get(c, "") for c in COLUMNS})
-    cmd = " ".join(os.path.relpath(a, ROOT) if os.path.isabs(a) and a.startswith(ROOT) else a for a in sys.argv)
+    # Paths inside the repository relative to it, any other absolute path by its last component only
+    # (a results folder on the GPU machine is no part of the record).
+    cmd = " ".join((os.path.relpath(a, ROOT) if a.startswith(ROOT + os.sep) else f"<dir>/{os.path.basename(a)}")
+                   if os.path.isabs(a) else a for a in sys.argv)
     ctx = dict(commit=commit(), date_utc=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                machine="h200", device=device_name, torch=torch.__version__, cuda=torch.version.cuda,
                driver="experiments/gpu/fp8_rotation.py", command=cmd, kernel=args.kernel, seed=args.seed,
