@@ -81,22 +81,26 @@ struct TileScheduler {
 
   IOATTN_HD constexpr int64_t tiles() const { return int64_t{batch} * heads_q * q_blocks; }
 
-  // The order position that round-robin slot t (the kernel's t = blockIdx.x + k * gridDim.x) takes:
-  // t itself, or with serpentine the reversed position within odd rounds (the last round, when
-  // partial, is reversed within its own width, so the map is a permutation of [0, tiles())).
+  // The order position that CTA c takes in round k of the round robin (slot t = c + k * ctas, the
+  // kernel's t = blockIdx.x + k * gridDim.x): the slot itself, or with serpentine the reversed
+  // position within odd rounds (the last round, when partial, is reversed within its own width, so
+  // the map is a permutation of [0, tiles())). The kernel walks k (no division by the grid size)
+  // and the clipping is 32-bit (tiles() + ctas < 2^31, checked at launch): with a division per walk
+  // and 64-bit clipping every v08p kernel spilled 8-40 bytes (kernels/README.md, PTXAS table).
+  IOATTN_HD constexpr int position(int k, int c) const {
+    if (!serpentine || !heavy_first || k % 2 == 0) return k * ctas + c;
+    const int end = (k + 1) * ctas, total = batch * heads_q * q_blocks;  // the round's end, clipped
+    return (end < total ? end : total) - 1 - c;
+  }
+  // The same for a slot t (host and tests).
   IOATTN_HD constexpr int position(int t) const {
-    if (!serpentine || !heavy_first) return t;
-    const int k = t / ctas, c = t % ctas;
-    const int64_t left = tiles() - int64_t{k} * ctas;
-    const int width = left < ctas ? static_cast<int>(left) : ctas;
-    return k * ctas + (k % 2 == 1 ? width - 1 - c : c);
+    return serpentine && heavy_first ? position(t / ctas, t % ctas) : t;
   }
 
-  // The work tile of round-robin slot t, 0 <= t < tiles(); 32-bit arithmetic (the launch refuses
+  // The work tile at order position t, 0 <= t < tiles(); 32-bit arithmetic (the launch refuses
   // problems of 2^31 tiles or more; batch * heads_q <= 2^20 by validate()).
-  IOATTN_HD constexpr WorkTile tile(int slot) const {
+  IOATTN_HD constexpr WorkTile tile_at(int t) const {
     const int heads = batch * heads_q;
-    const int t = position(slot);
     int u = 0, q = 0;  // u = b * Hq + h
     if (heavy_first) {
       q = q_blocks - 1 - t / heads;
@@ -107,6 +111,9 @@ struct TileScheduler {
     }
     return {u / heads_q, u % heads_q, q};
   }
+  // The work tile of round-robin slot t, and of CTA c's round k.
+  IOATTN_HD constexpr WorkTile tile(int slot) const { return tile_at(position(slot)); }
+  IOATTN_HD constexpr WorkTile tile(int k, int c) const { return tile_at(position(k, c)); }
 
   // The simulator's name of the order (simulator/simulator.hpp GridOrder) for a persistent grid.
   constexpr const char* grid_order() const {

@@ -118,11 +118,13 @@
 //   read as bh_major / qblock_major_rev: the same waves), not the overlap across tiles.
 //   Registers (ptxas -v, CUDA 13.0, sm_90a, all 23 rows x fp16/bf16): 168 (Br 128) / 128 (Br 192)
 //   at launch, 24 / 240 or 24 / 160 after setmaxnreg, no wgmma serialization, 0 bytes of spills in
-//   every row but d 256 without ping-pong (an IOATTN_V08_CONFIG-only row): 4 bytes of spill stores,
-//   8 of loads. (A trap inside the tile loop serialized the wgmma of every Br 128 row; one producer
-//   thread for Q, K and V spilled at d 256: hence the trap after the loop and two producer threads.)
+//   every row but two without ping-pong (IOATTN_V08_CONFIG-only: d 64 Br 192 and d 256): 4 bytes of
+//   spill stores. (A trap inside the tile loop serialized the wgmma of every Br 128 row; one producer
+//   thread for Q, K and V spilled at d 256: hence the trap after the loop and two producer threads;
+//   the serpentine map with a division by the grid size per tile walk and 64-bit clipping spilled
+//   8-40 bytes in every row: the loops count rounds instead, tile_scheduler.hpp's position(k, c).)
 //   v08's own kernels are unchanged (168 / 128, 0 spills, as above).
-//   Measured: not yet (no GPU run of v08p).
+//   Measured on the H200: kernels/README.md (v08p's row) and README.md's fast_headline.
 // Run: ioattn run --kernel v08p_fa3_persistent --seqlen 1024 --batch 16 --heads 16 --head-dim 128 --dtype bf16 --check
 //
 // Supports: fp16, bf16; d a multiple of 8, <= 256; any Nq, Nk; causal (bottom-right), windows,
@@ -535,12 +537,15 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, wg_id = tid / 128;
   const int seqlen_q = static_cast<int>(a.seqlen_q);
   const MaskSpec& mask = a.mask;
-  // Work tiles (b, h, query block): the tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the
-  // scheduler's order (kernels/tile_scheduler.hpp). Every thread
-  // walks the same sequence; nothing about it is shared. The scheduler and n_work = sched.tiles()
-  // are kernel parameters (constant memory, not registers: the consumers have none to spare).
+  // Work tiles (b, h, query block): CTA blockIdx.x takes, in round k = 0, 1, ..., the slot
+  // t = blockIdx.x + k * gridDim.x of the scheduler's order (kernels/tile_scheduler.hpp) while
+  // t < n_work. Every thread walks the same sequence; nothing about it is shared. The loops count
+  // rounds (the serpentine position needs k, and k from t would be a division per walk). The
+  // scheduler and n_work = sched.tiles() are kernel parameters (constant memory, not registers: the
+  // consumers have none to spare).
   const int t_begin = static_cast<int>(blockIdx.x), t_end = n_work, t_step = static_cast<int>(gridDim.x);
-  auto work_tile = [&](int t) { return sched.tile(t); };
+  auto in_range = [&](int k) { return t_begin + k * t_step < t_end; };
+  auto work_tile = [&](int k) { return sched.tile(k, t_begin); };
   // The rings run on across work tiles (the barriers are initialized once): K/V tile n of a work
   // tile is ring tile kv0 + n, kv0 the key tiles of the block's earlier work tiles; its Q is the
   // qn-th Q load (work tiles without key tiles load nothing and count in neither). Ring tile r sits
@@ -575,18 +580,18 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     const bool kv_thread = warp == 0 && lane == 0;
     const bool q_thread = warp == 1 && lane == 0;
     // The work tile's rows and key tiles (the consumers compute the same).
-    auto tile_keys = [&](int t, int& i0, int& j_first) {
-      i0 = work_tile(t).q * kBr;
+    auto tile_keys = [&](int k, int& i0, int& j_first) {
+      i0 = work_tile(k).q * kBr;
       const KeyTiles kt = key_tiles(mask, i0, min(i0 + kBr, seqlen_q), kBc);
       j_first = static_cast<int>(kt.j_first);
       return static_cast<int>(kt.count());
     };
     if (q_thread) {
       int qn_p = 0;  // this thread's count of Q loads (the consumers' qn)
-      for (int t = t_begin; t < t_end; t += t_step) {
+      for (int k = 0; in_range(k); ++k) {
         int i0, j_first;
-        if (tile_keys(t, i0, j_first) == 0) continue;  // no key tile: nothing is loaded, nothing waited for
-        const WorkTile w = work_tile(t);
+        if (tile_keys(k, i0, j_first) == 0) continue;  // no key tile: nothing is loaded, nothing waited for
+        const WorkTile w = work_tile(k);
         const int qs = qn_p % kQStages;
         // Q into buffer qs; persistent: once the consumers released its previous tile (the empty
         // barrier's phase ((qn / kQStages) & 1) ^ 1; immediate for the first kQStages loads).
@@ -602,11 +607,11 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       }
     }
     if (kv_thread) {
-      for (int t = t_begin; t < t_end; t += t_step) {
+      for (int k = 0; in_range(k); ++k) {
         int i0, j_first;
-        const int n_tiles = tile_keys(t, i0, j_first);
+        const int n_tiles = tile_keys(k, i0, j_first);
         if (n_tiles == 0) continue;
-        const WorkTile w = work_tile(t);
+        const WorkTile w = work_tile(k);
         const int hk = static_cast<int>(a.kv_head_of(w.h));
         // Loads in the order the consumers use them: K_0, then K_{n+1}, V_n for n = 0, 1, ...
         // Before refilling a buffer, wait until the 4 kC consumer warps released its previous tile
@@ -664,8 +669,8 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   if constexpr (Tl::kPingPong)
     if (c == kC - 1) named_bar_arrive(kSchedBar + 0, 256);
 
-  for (int t = t_begin; t < t_end; t += t_step) {
-    const int i0 = work_tile(t).q * kBr, i1 = min(i0 + kBr, seqlen_q);
+  for (int k = 0; in_range(k); ++k) {
+    const int i0 = work_tile(k).q * kBr, i1 = min(i0 + kBr, seqlen_q);
     const KeyTiles kt = key_tiles(mask, i0, i1, kBc);
     const int j_first = static_cast<int>(kt.j_first), n_tiles = static_cast<int>(kt.count());
     const int j_last = j_first + n_tiles;  // the same for every warpgroup of the block
@@ -741,9 +746,9 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     // balance) and traps there; the launch fails either way.
     // Epilogue (v06's): O / l straight from the accumulators (4-byte stores), LSE = scale m + log l.
     // Registers to global memory only: the next tile's loads into shared memory cannot race with it.
-    // The tile is decoded again here, from a copy of t the compiler cannot see through, so that b, h
-    // and the rows are not held in registers across the MMA loop (persistent: t is the only one).
-    const WorkTile we = work_tile(opaque(t));
+    // The tile is decoded again here, from a copy of k the compiler cannot see through, so that b, h
+    // and the rows are not held in registers across the MMA loop (persistent: k is the only one).
+    const WorkTile we = work_tile(opaque(k));
     const int wi0 = we.q * kBr + 64 * c + 16 * cw;
     T* const g_O = g_O_all + a.q_offset(we.b, 0, we.h);
     const int64_t q_stride = a.q_row_stride();
@@ -848,8 +853,8 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
     sched.ctas = static_cast<int>(ctas);
     // The kernel counts work tiles and a CTA's K/V ring tiles in ints.
     const int64_t key_tiles_per_cta = (sched.tiles() + ctas - 1) / ctas * ((a.seqlen_k + Tl::kBc - 1) / Tl::kBc);
-    if (sched.tiles() > INT32_MAX || key_tiles_per_cta > INT32_MAX)
-      return "v08p_fa3_persistent: batch * heads_q * ceil(seqlen_q / Br) and ceil(that / SMs) * ceil(seqlen_k / Bc) "
+    if (sched.tiles() + ctas > INT32_MAX || key_tiles_per_cta > INT32_MAX)
+      return "v08p_fa3_persistent: batch * heads_q * ceil(seqlen_q / Br) + SMs and ceil(that / SMs) * ceil(seqlen_k / Bc) "
              "must be < 2^31";
     grid = dim3(static_cast<unsigned>(ctas));
     order = sched.grid_order();

@@ -128,6 +128,15 @@ TEST(TileScheduler, SerpentineIsAPermutationAndNoLessBalanced) {
           }
         }
         for (size_t x = 0; x < seen.size(); ++x) ASSERT_EQ(seen[x], 1) << sh.what() << " grid " << grid;
+        // The kernel's walk (CTA c, rounds k while c + k * grid < tiles, tile(k, c)) covers every
+        // (b, h, q) once.
+        std::vector<int> walked(static_cast<size_t>(sp.tiles()), 0);
+        for (int c = 0; c < grid; ++c)
+          for (int k = 0; c + k * grid < sp.tiles(); ++k) {
+            const WorkTile w = sp.tile(k, c);
+            ++walked[static_cast<size_t>((int64_t{w.b} * sp.heads_q + w.h) * sp.q_blocks + w.q)];
+          }
+        for (size_t x = 0; x < walked.size(); ++x) ASSERT_EQ(walked[x], 1) << sh.what() << " grid " << grid;
         if (!sh.mask().is_masked() || sh.window_left >= 0) continue;
         for (int bc : kBcs) {
           std::vector<int64_t> w_rr(static_cast<size_t>(grid), 0), w_sp = w_rr;
