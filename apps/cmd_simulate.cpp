@@ -227,14 +227,17 @@ struct SimFlags {
   bool gqa_packed = false;  // layouts: one CTA per K/V head holds its group's query heads
 };
 
-// Variants whose CTA packs a K/V head's query heads (simulator/layouts.hpp, GQA packing): their
-// --kernel twin models the packing without --gqa-packed.
-constexpr std::string_view kGqaPackedVariants[] = {"v07_decode_splitkv", "v07b_decode_wgmma"};
-// Variants whose launch picks its split count by the decode heuristic (kernels/decode_splits.hpp)
-// when --splits is not given: their --kernel twin takes the same count, from the twin's tile (keys
-// per stage = --bc, packed rows per CTA = --br) and CTAs per SM (--ctas-per-cu, else the model's
-// occupancy, clamped to 1..2 as the kernels clamp theirs).
-constexpr std::string_view kDecodeSplitVariants[] = {"v07_decode_splitkv", "v07b_decode_wgmma"};
+// The variants of kernels/design.hpp whose line has trait `has` (its gqa_packed or decode_splits), their
+// names joined by `sep` and the last two by `last` (for the help text, which names them).
+std::string variants_with(bool ioattn::kernels::VariantDesign::*has, std::string_view sep, std::string_view last) {
+  std::vector<std::string_view> names;
+  for (const auto& d : ioattn::kernels::kVariantDesigns)
+    if (d.*has) names.push_back(d.variant);
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += std::string(i == 0 ? "" : i + 1 == names.size() ? last : sep) + std::string(names[i]);
+  return out;
+}
 
 // The footer of `ioattn simulate --help`: one line per row of the strategy table.
 std::string strategies_help() {
@@ -312,9 +315,9 @@ int run_simulate(const SimFlags& f) {
     throw UsageError(fmt::format("no tile in {{16..256}}^2 fits {} for this problem; give --br/--bc", m.name));
   }
   std::string splits_from = f.splits > 0 ? "given" : "default 1";
-  if (f.splits == 0 && sim::strategy_info(t.strategy).takes_splits &&
-      std::find(std::begin(kDecodeSplitVariants), std::end(kDecodeSplitVariants), std::string_view(f.kernel)) !=
-          std::end(kDecodeSplitVariants)) {
+  // A --kernel twin whose launch picks its splits by the decode heuristic takes the same count
+  // (kernels/design.hpp, decode_splits: from the tile and CTAs per SM).
+  if (f.splits == 0 && sim::strategy_info(t.strategy).takes_splits && ioattn::kernels::decode_splits(f.kernel)) {
     const int64_t rows = p.group_size() * p.seqlen_q;  // packed rows per K/V head
     const int64_t ctas = t.ctas_per_cu > 0 ? t.ctas_per_cu
                                            : std::clamp<int64_t>(guarded([&] { return sim::occupancy(p, m, t, o.pass); }), 1, 2);
@@ -323,8 +326,9 @@ int run_simulate(const SimFlags& f) {
     splits_from = "the variant's heuristic (kernels/decode_splits.hpp)";
   }
   sim::LayoutModel lm;
-  lm.gqa_packed = f.gqa_packed || std::find(std::begin(kGqaPackedVariants), std::end(kGqaPackedVariants),
-                                            std::string_view(f.kernel)) != std::end(kGqaPackedVariants);
+  // A --kernel twin whose CTA packs a K/V head's query heads models the packing without --gqa-packed
+  // (kernels/design.hpp, gqa_packed).
+  lm.gqa_packed = f.gqa_packed || ioattn::kernels::gqa_packed(f.kernel);
   if (!f.page_reads.empty()) {
     if (!p.layout.paged()) throw UsageError("--page-reads describes a paged KV cache: it needs --page-size");
     if (auto pr = sim::parse_page_reads(f.page_reads)) lm.page_reads = *pr;
@@ -605,15 +609,17 @@ void add_simulator_commands(CLI::App& root, Commands& out) {
                     "paged KV: rows (only the used keys, ioattn's kernels) or pages (every used page whole)");
     app->add_flag("--gqa-packed", f->gqa_packed,
                   "fa2|splitkv forward: one CTA per K/V head holds the G query heads' rows (one K/V load "
-                  "serves them; implied by --kernel v07_decode_splitkv and v07b_decode_wgmma)");
+                  "serves them; implied by --kernel " +
+                      variants_with(&ioattn::kernels::VariantDesign::gqa_packed, ", ", " and ") + ")");
     app->add_option("--pass", f->pass, "fwd|bwd|fwdbwd")->capture_default_str();
     app->add_flag("--mask", f->mask, unfused_names + ": an explicit (N_q, N_k) mask tensor in its own pass");
     app->add_option("--dropout", f->dropout, unfused_names + ": dropout probability (adds a pass)");
     app->add_option("--br", f->br, "query rows per tile (default: searched)");
     app->add_option("--bc", f->bc, "key rows per tile (default: searched)");
     app->add_option("--splits", f->splits, sim::strategy_names("|", takes_splits) +
-                                               ": key ranges per query block (0 or absent: 1, or with --kernel "
-                                               "v07_decode_splitkv/v07b_decode_wgmma the variant's own heuristic)")
+                                               ": key ranges per query block (0 or absent: 1, or with --kernel " +
+                                               variants_with(&ioattn::kernels::VariantDesign::decode_splits, "/", "/") +
+                                               " the variant's own heuristic)")
         ->capture_default_str();
     app->add_option("--ctas-per-cu", f->ctas, "resident CTAs per CU (0: as many as fit)");
     app->add_option("--stages", f->stages, "K/V ring depth of the launch (0: not given; the warp-specialized design's ring term needs it)");

@@ -17,6 +17,17 @@
 // read it from here. It belongs in the registry line itself (one more IOATTN_LADDER column); it sits
 // beside it only because registry.cpp was being changed by other work when the design was added.
 // The ctest cli_sim_kernel_designs fails when a registered variant has no line here.
+//
+// Two launch traits of the decoding kernels sit beside the design (both false unless a line says so;
+// `ioattn simulate --kernel NAME` reads them, the design string does not carry them):
+//   gqa_packed     one CTA per K/V head holds the rows of all G query heads of its group, so one K/V
+//                  load serves them (simulator/layouts.hpp, GQA packing; --gqa-packed for a design
+//                  without a variant behind it)
+//   decode_splits  the launch picks its split count by the decode heuristic
+//                  (kernels/decode_splits.hpp, default_splits) when none is given: the twin takes the
+//                  same count from its tile (keys per stage = Bc, packed rows per CTA = Br) and CTAs
+//                  per SM (--ctas-per-cu, else the model's occupancy clamped to 1..2 as the kernels
+//                  clamp theirs)
 #pragma once
 
 #include <string_view>
@@ -26,6 +37,8 @@ namespace ioattn::kernels {
 struct VariantDesign {
   std::string_view variant;
   std::string_view design;
+  bool gqa_packed = false;
+  bool decode_splits = false;
 };
 
 inline constexpr VariantDesign kVariantDesigns[] = {
@@ -44,14 +57,20 @@ inline constexpr VariantDesign kVariantDesigns[] = {
     // v07: mma.sync decoding kernel (split-KV); its warps issue the cp.async copies of the next K/V
     // stages between tiles, behind one CTA barrier per tile (kv=inline: no producer warp); a paged
     // cache's table is read once per key of a tile into a shared row table (table=tile).
-    {"v07_decode_splitkv", "mma_sync/none/fragments/kv=inline/table=tile"},
+    // Both decoding kernels pack a group's query heads into a CTA's rows (v07's header: packed row
+    // R = i * G + g, a CTA per (batch, K/V head, split, row tile)) and take decode::default_splits's
+    // count when --splits is 0 (v07's and v07b's headers).
+    {"v07_decode_splitkv", "mma_sync/none/fragments/kv=inline/table=tile", /*gqa_packed=*/true,
+     /*decode_splits=*/true},
     // v07b: v07's pipeline (cp.async ring issued by the compute warpgroups between tiles, one CTA
     // barrier per tile; the same row table) with both products on wgmma; within a warpgroup the
     // softmax waits for S and P V for the softmax (no overlap; kernels/v07b_decode_wgmma.hip).
-    {"v07b_decode_wgmma", "wgmma/none/fragments/kv=inline/table=tile"},
+    {"v07b_decode_wgmma", "wgmma/none/fragments/kv=inline/table=tile", /*gqa_packed=*/true,
+     /*decode_splits=*/true},
     {"v09_fp8_wgmma", "wgmma/intra-warpgroup/fragments/vt-pass/walk=up"},  // v06's loop on wgmma e4m3, after its V transpose pass
     // v10: v09's arithmetic (after the same V transpose pass) on v08's pipeline: TMA producer,
-    // consumer warpgroups in ping-pong (kernels/v10_fp8_warpspec.hip; compiled, not run).
+    // consumer warpgroups in ping-pong (kernels/v10_fp8_warpspec.hip; timed on the H200 in
+    // experiments/results/h200/2026-12-01_9176181_fp8_v10).
     {"v10_fp8_warpspec", "wgmma/warp-specialized/fragments/vt-pass/walk=up"},
     // The backward ladder (bwd_registry.cpp): the overlap of their softmax-gradient work with the
     // matrix units is not described in their headers, so none is modeled.
@@ -73,11 +92,27 @@ inline constexpr VariantDesign kVariantDesigns[] = {
     {"bwd03b_fa3_wgmma_dqpass", "wgmma/none/fragments/dq=qblock_major_rev,128x64@1,d<=64:128x64"},
 };
 
+// The line of registry variant `variant` (its full name); nullptr when it has none here.
+constexpr const VariantDesign* variant_design(std::string_view variant) {
+  for (const auto& d : kVariantDesigns)
+    if (d.variant == variant) return &d;
+  return nullptr;
+}
+
 // The design of registry variant `variant` (its full name); empty when it has none here.
 constexpr std::string_view design(std::string_view variant) {
-  for (const auto& d : kVariantDesigns)
-    if (d.variant == variant) return d.design;
-  return {};
+  const VariantDesign* d = variant_design(variant);
+  return d ? d->design : std::string_view{};
+}
+
+// Its launch traits (above); false for a variant without a line here.
+constexpr bool gqa_packed(std::string_view variant) {
+  const VariantDesign* d = variant_design(variant);
+  return d && d->gqa_packed;
+}
+constexpr bool decode_splits(std::string_view variant) {
+  const VariantDesign* d = variant_design(variant);
+  return d && d->decode_splits;
 }
 
 }  // namespace ioattn::kernels
