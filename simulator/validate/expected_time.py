@@ -12,6 +12,10 @@ Points (measured, committed, never edited):
           configuration (br, bc, ctas_per_sm, grid_order)
   heldout the CANONICAL heldout runs (bench_sdpa.py / ncu_collect.py --preset heldout: GQA, d 256,
           N 32k-64k): bench points and their ncu DRAM reads, held-out only
+  fp8     the CANONICAL fp8 run (bench_sdpa.py --dtypes fp8_e4m3): the rows of the FP8 forwards (FP8_IMPLS:
+          v09, v10; e4m3 Q, K, V, bf16 out), each with its launch configuration; timed with the L2 flushed
+          between replays (the 16-bit bench rows are not) and over both launches (V transpose pass and main
+          kernel; the twin's design part vt-pass models the pass). Held-out only (set `held-out fp8`)
   ncu     the CANONICAL ncu run: DRAM read bytes of the ioattn rows (joined to the bench point of the
           same problem), and SDPA FlashAttention-2 forwards under ncu (compare_l2.py's inputs), whose
           time is ncu's gpu__time_duration (clocks not locked) and whose tile is the one in the kernel's
@@ -31,6 +35,11 @@ Calibration and validation are kept apart:
                  train only that design's own parameters (CALIBRATED_WS), the others fixed
   TRAINING BWD   the same rule on the backward bench rows (CANONICAL role bwd): fp16, non-causal, N in
                  TRAIN_N, d 64 and 128, every backward rung timed there at those shapes
+  HELD-OUT FP8   every FP8 point (v09, v10: no FP8 row trains anything; the twin takes the FP8 element size
+                 and the catalog's matrix_fp8 rate, the calibrated efficiencies of its instruction and design
+                 as fitted on the 16-bit rows). A set of its own: the forward verdict above stays the 16-bit
+                 one (predictions.py's band and the paper read it), and the summary states the FP8 set's
+                 verdict and the verdict of both sets together
   HELD-OUT       every other point whose (pass, impl, d, causal, N, heads / heads_kv) is not a training shape
                  (bf16 bench rows, causal rows, the other N, SDPA's ncu rows up to N = 256k and d = 256,
                  every other v08 row, e.g. its d 256 and its Br 192 d 64 tile); HELD-OUT BWD the same for the backward (bf16, causal, the other N, every
@@ -56,8 +65,8 @@ ncu, as the SDPA rows). The table `expected_bwd_kernels` compares each backward 
 time and DRAM reads (the per-kernel ncu_raw/ files of those runs).
 
 Outputs: simulator/validate/expected_vs_h200.csv (one row per point: set, measured and modeled time,
-ceiling, errors, DRAM reads where measured) and the blocks `expected_validation` and
-`expected_bwd_kernels` of simulator/README.md.
+ceiling, errors, DRAM reads where measured) and the blocks `expected_validation` (the summary, then the
+FP8 diagnosis: fp8_diagnosis) and `expected_bwd_kernels` of simulator/README.md.
 """
 import argparse
 import csv
@@ -99,6 +108,16 @@ WS_IMPLS = ("ioattn:v08_fa3_warpspec", "ioattn:v08p_fa3_persistent")
 # Rungs whose every point is held-out, whatever its shape: v08p is v08's design on a persistent grid,
 # a kernel the parameters were not fitted on (they come from v08's rows).
 HELDOUT_ONLY_IMPLS = ("ioattn:v08p_fa3_persistent",)
+# The FP8 forwards (CANONICAL role fp8: bench_sdpa.py --dtypes fp8_e4m3). Every point held-out, in
+# a set of its own (FP8_SET): no calibrated parameter was fitted on an FP8 row.
+FP8_IMPLS = ("ioattn:v09_fp8_wgmma", "ioattn:v10_fp8_warpspec")
+FP8_SET = "held-out fp8"
+# The FP8 diagnosis after the summary (not a validation set: no statistic above reads it): each FP8
+# point beside v08's bf16 row of the same problem in the same run (bench_sdpa.py --dtypes fp8_e4m3 times
+# v08 in bf16 beside the FP8 rungs), and v09 without promotion of S (the variable the folder's env.txt
+# names; a study run, not CANONICAL) against the same twin, which models no promotion.
+FP8_BF16_PEER = "ioattn:v08_fa3_warpspec"
+FP8_PROMOTE_STUDY = "2026-12-01_eeb7765_fp8_promote_fast"
 # CANONICAL role of the runs that measure held-out points only (bench_sdpa.py / ncu_collect.py
 # --preset heldout: GQA, d 256, N 32k-64k): bench and ncu rows, never training.
 HELDOUT_ROLE = "heldout"
@@ -159,12 +178,13 @@ def shape_key(p):
     return (p["impl"], p["head_dim"], p["causal"], p["seqlen"], p["heads"] // p["heads_kv"], str(p["br"]), str(p["bc"]))
 
 
-def bench_points(roles=(("bench", FAST_IMPLS),), pass_="fwd"):
+def bench_points(roles=(("bench", FAST_IMPLS),), pass_="fwd", tags_of=canonical):
     """The bench rows of `pass_` of each (CANONICAL role, impls) in `roles`, one point per problem: the
-    median over every sample of every folder that timed it (a problem two folders measured is one point)."""
+    median over every sample of every folder that timed it (a problem two folders measured is one point).
+    tags_of(role): the folders of a role (default: its CANONICAL lines)."""
     pts = {}
     for role, impls in roles:
-        for tag in canonical(role):
+        for tag in tags_of(role):
             path = os.path.join(H200, tag, "bench.csv")
             if not os.path.exists(path):
                 continue
@@ -256,7 +276,8 @@ def ncu_bwd_points(ncu, have):
 
 
 def points():
-    pts = (bench_points((("bench", FAST_IMPLS), (HELDOUT_ROLE, FAST_IMPLS), ("fast", FAST_ROLE_IMPLS)))
+    pts = (bench_points((("bench", FAST_IMPLS), (HELDOUT_ROLE, FAST_IMPLS), ("fast", FAST_ROLE_IMPLS),
+                         ("fp8", FP8_IMPLS)))
            + bench_points((("bwd", FAST_BWD),), "bwd"))
     ncu = ioattn_ncu()
     for p in pts:
@@ -269,7 +290,7 @@ def points():
     for p in pts:
         p["train"] = (p["dtype"] == TRAIN_DTYPE and p["causal"] == TRAIN_CAUSAL and p["seqlen"] in TRAIN_N
                       and p["timing"] == "bench" and p.get("role") != HELDOUT_ROLE
-                      and p["impl"] not in HELDOUT_ONLY_IMPLS)
+                      and p["impl"] not in HELDOUT_ONLY_IMPLS and p["impl"] not in FP8_IMPLS)
         if p["impl"] == "sdpa:flash":
             if p["head_dim"] not in traits:
                 sys.exit(f"expected_time.py: no FlashAttention-2 kernel traits recorded for d = {p['head_dim']}")
@@ -278,6 +299,7 @@ def points():
     for p in pts:
         sfx = " bwd" if p["pass_"] == "bwd" else ""
         p["set"] = ("training" + sfx if p["train"]
+                    else FP8_SET if p["impl"] in FP8_IMPLS
                     else ("held-out" + sfx if (p["pass_"],) + shape_key(p) not in train_shapes else "excluded"))
         # The reads' own set: TRAINING DRAM's points fit the drift; every other read keeps its point's set.
         p["read_set"] = "training dram" if p["source"] in DRAM_TRAIN and "measured_read" in p else p["set"]
@@ -493,7 +515,7 @@ def summary(rs):
 
     lines = ["", "| set | points | time MAPE | time max error | ceiling's MAPE | DRAM-read points | read MAPE | read max error |",
              "|---|---|---|---|---|---|---|---|"]
-    for name in ("training", "held-out", "training bwd", "held-out bwd"):
+    for name in ("training", "held-out", FP8_SET, "training bwd", "held-out bwd"):
         sel = [r for r in rs if r["set"] == name]
         if not sel:
             continue
@@ -527,11 +549,12 @@ def summary(rs):
                      f"{' causal' if w['causal'] == 1 else ''} ({w['read_error_pct']} %, {w['l2_regime']}) |")
     lines.append("")
     held = [r for r in rs if r["set"] == "held-out"]
-    lines.append("Held-out time error by kernel (MAPE, max; the design the model used; forward and backward):")
+    lines.append("Held-out time error by kernel (MAPE, max; the design the model used; forward, FP8 forward and "
+                 "backward):")
     lines.append("")
     lines.append("| impl | design | points | MAPE | max error | worst point |")
     lines.append("|---|---|---|---|---|---|")
-    for impl in FAST_IMPLS + FAST_BWD:
+    for impl in FAST_IMPLS + FP8_IMPLS + FAST_BWD:
         sel = [r for r in rs if r["set"].startswith("held-out") and r["impl"] == impl and r["expected_error_pct"] != ""]
         if not sel:
             continue
@@ -553,10 +576,22 @@ def summary(rs):
     lines.append("")
     bn, bm, bx = stats([r for r in rs if r["set"] == "held-out bwd"], "expected_error_pct")
     bverdict = "meets" if bm is not None and bm <= TARGET_MAPE and bx <= TARGET_MAX else "misses"
-    lines.append(f"Targets (held-out time MAPE <= {TARGET_MAPE:.0f} %, no point > {TARGET_MAX:.0f} %): the forward "
-                 f"model **{verdict}** them ({mape:.1f} % MAPE, worst {mx:.1f} %); the backward "
+    lines.append(f"Targets (held-out time MAPE <= {TARGET_MAPE:.0f} %, no point > {TARGET_MAX:.0f} %): the 16-bit "
+                 f"forward model (set held-out) **{verdict}** them ({mape:.1f} % MAPE, worst {mx:.1f} %); the backward "
                  f"**{bverdict}** them ({bm:.1f} % MAPE, worst {bx:.1f} %, {bn} points). Excluded (a training shape measured "
                  f"again, e.g. in bf16): {sum(r['set'] == 'excluded' for r in rs)} points.")
+    fp8 = [r for r in rs if r["set"] == FP8_SET]
+    if fp8:
+        fn, fm, fx = stats(fp8, "expected_error_pct")
+        an, am, ax = stats(held + fp8, "expected_error_pct")
+        fverdict = "meets" if fm <= TARGET_MAPE and fx <= TARGET_MAX else "misses"
+        averdict = "meets" if am <= TARGET_MAPE and ax <= TARGET_MAX else "misses"
+        slower = sum(float(r["expected_error_pct"]) < 0 for r in fp8)
+        lines.append(f"FP8 forwards ({', '.join(i.split(':', 1)[1] for i in FP8_IMPLS)}; every point held-out, no "
+                     f"parameter fitted on them): the model **{fverdict}** the targets ({fm:.1f} % MAPE, worst "
+                     f"{fx:.1f} %, {fn} points; the kernel slower than the model at {slower} of {fn}). The forward "
+                     f"held-out points of both sets together: **{averdict}** ({am:.1f} % MAPE, worst {ax:.1f} %, "
+                     f"{an} points).")
     rn, rm, rx = stats([r for r in held if r["read_set"] == "held-out"], "read_error_pct")
     if rm is not None:
         rverdict = "meets" if rm <= TARGET_MAPE and rx <= TARGET_MAX else "misses"
@@ -636,8 +671,72 @@ def render_csv(rs):
                        "(model: machines/h200.json)", rs)
 
 
-def render_readme(rs, kr):
-    text = replace_block(open(README).read(), BEGIN, END, summary(rs), f"expected_time.py: {rel(README)}")
+def fp8_diagnosis(ioattn):
+    """Where the FP8 twins miss: per run, FP8 rung and head dim, the signed and absolute mean error, and
+    the measured time over v08's bf16 time of the same problem in the same run against the model's ratio
+    (medians over the problems both timed)."""
+    study = os.path.join(H200, FP8_PROMOTE_STUDY)
+    for f in ("env.txt", os.path.join("fp8", "bench.csv")):
+        if not os.path.exists(os.path.join(study, f)):
+            sys.exit(f"expected_time.py: the FP8 promotion study has no {f} ({rel(study)})")
+    env = [l.strip() for l in open(os.path.join(study, "env.txt")) if l.strip().startswith("IOATTN_")]
+    runs = [("CANONICAL fp8 (" + ", ".join(canonical("fp8")) + ")", canonical("fp8"), FP8_IMPLS),
+            (f"{FP8_PROMOTE_STUDY} ({', '.join(env) or 'no IOATTN_ variable'}; not CANONICAL)",
+             [os.path.join(FP8_PROMOTE_STUDY, "fp8")], ("ioattn:v09_fp8_wgmma",))]
+    lines = ["FP8 diagnosis (not a validation set): each FP8 row against the bf16 row of v08 of the same problem "
+             "timed in the same run (bench_sdpa.py --dtypes fp8_e4m3; the FP8 rows with the L2 flushed between "
+             "replays, v08's not), and v09 without the promotion of S (its study run) against the same twin. "
+             "Ratios: the median over the problems of FP8 time / v08 bf16 time, measured and modeled.", "",
+             "| run | impl | d | points | mean error | MAPE | measured FP8 / v08 bf16 | model FP8 / v08 bf16 |",
+             "|---|---|---|---|---|---|---|---|"]
+
+    def key(p):  # the problem, whatever the kernel and dtype
+        return (p["head_dim"], p["causal"], p["seqlen"], p["batch"], p["heads"], p["heads_kv"])
+
+    def ratio(x):
+        return f"{statistics.median(x):.2f}" if x else "-"
+
+    means = {}
+    for label, tags, impls in runs:
+        pts = bench_points((("fp8", impls + (FP8_BF16_PEER,)),), tags_of=lambda _role, t=tags: t)
+        peer = {key(p): p for p in pts if p["impl"] == FP8_BF16_PEER}
+        for impl in impls:
+            for d in sorted({p["head_dim"] for p in pts if p["impl"] == impl}):
+                sel = [p for p in pts if p["impl"] == impl and p["head_dim"] == d]
+                errs, meas, mod = [], [], []
+                for p in sel:
+                    t = model(ioattn, p)["time_s"]
+                    errs.append(100.0 * (t - p["measured_s"]) / p["measured_s"])
+                    q = peer.get(key(p))
+                    if q is not None:
+                        meas.append(p["measured_s"] / q["measured_s"])
+                        mod.append(t / model(ioattn, q)["time_s"])
+                means[(label, impl, d)] = statistics.mean(errs)
+                lines.append(f"| {label} | {impl} | {d} | {len(sel)} | {statistics.mean(errs):+.1f} % | "
+                             f"{statistics.mean(abs(e) for e in errs):.1f} % | {ratio(meas)} | {ratio(mod)} |")
+    canon, promo = runs[0][0], runs[1][0]
+
+    def by_d(label, impl):
+        return ", ".join(f"{means[k]:+.1f} %" for k in sorted(means) if k[:2] == (label, impl))
+
+    lines += ["", "What the FP8 twins likely lack (hypotheses: no term added, nothing fitted on these rows): "
+              "(1) the promotion of S: v09 and v10 compute S = Q K^T in d / 32 parts of k = 32, each into a fresh "
+              "accumulator added to S in fp32 on the CUDA cores (d / 32 - 1 adds per score); v09 waits for each "
+              "part with nothing queued behind it, v10 pipelines the parts (kernels/fp8_wgmma_common.hpp), and the "
+              "twin models one product at the FP8 rate. v09's mean error at d "
+              + ", ".join(str(k[2]) for k in sorted(means) if k[:2] == (canon, "ioattn:v09_fp8_wgmma"))
+              + f": {by_d(canon, 'ioattn:v09_fp8_wgmma')} with the promotion, {by_d(promo, 'ioattn:v09_fp8_wgmma')} "
+              "without it (the study run). (2) The FP8 rate: the twin takes matrix_fp8 (twice the bf16 rate) at "
+              "the efficiency its instruction and design were fitted to on 16-bit loops; the measured FP8 / v08 "
+              "bf16 ratios above are what the kernels gained from e4m3, the modeled ones what that assumption "
+              "expects. The catalog has no measured FP8 GEMM rate (measured_matrix_fp8) to separate the "
+              "instruction's share from the loop's (P's conversion to e4m3, the descales, the V transpose pass).",
+              ""]
+    return "\n".join(lines)
+
+
+def render_readme(rs, kr, fp8):
+    text = replace_block(open(README).read(), BEGIN, END, summary(rs) + fp8, f"expected_time.py: {rel(README)}")
     return replace_block(text, BWD_BEGIN, BWD_END, bwd_kernel_table(kr), f"expected_time.py: {rel(README)}")
 
 
@@ -656,7 +755,7 @@ def main():
     if args.calibrate:
         calibrate(args.ioattn, args.calibrate)
     rs = rows(args.ioattn)
-    new_csv, new_readme = render_csv(rs), render_readme(rs, bwd_kernel_rows(args.ioattn))
+    new_csv, new_readme = render_csv(rs), render_readme(rs, bwd_kernel_rows(args.ioattn), fp8_diagnosis(args.ioattn))
     if not args.check:
         open(OUT_CSV, "w").write(new_csv)
         open(README, "w").write(new_readme)
