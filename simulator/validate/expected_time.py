@@ -114,10 +114,11 @@ FP8_IMPLS = ("ioattn:v09_fp8_wgmma", "ioattn:v10_fp8_warpspec")
 FP8_SET = "held-out fp8"
 # The FP8 diagnosis after the summary (not a validation set: no statistic above reads it): each FP8
 # point beside v08's bf16 row of the same problem in the same run (bench_sdpa.py --dtypes fp8_e4m3 times
-# v08 in bf16 beside the FP8 rungs), and v09 without promotion of S (the variable the folder's env.txt
-# names; a study run, not CANONICAL) against the same twin, which models no promotion.
+# v08 in bf16 beside the FP8 rungs), and each FP8 rung of a promotion study (a run_h200.sh fp8 run with
+# the variable its env.txt names, e.g. IOATTN_V09_S_PROMOTE=fast: no promotion of S; not CANONICAL)
+# against the same twin, which models no promotion. (folder, FP8 rung); the first is v09's.
 FP8_BF16_PEER = "ioattn:v08_fa3_warpspec"
-FP8_PROMOTE_STUDY = "2026-12-01_eeb7765_fp8_promote_fast"
+FP8_PROMOTE_STUDIES = (("2026-12-01_eeb7765_fp8_promote_fast", "ioattn:v09_fp8_wgmma"),)
 # CANONICAL role of the runs that measure held-out points only (bench_sdpa.py / ncu_collect.py
 # --preset heldout: GQA, d 256, N 32k-64k): bench and ncu rows, never training.
 HELDOUT_ROLE = "heldout"
@@ -675,14 +676,15 @@ def fp8_diagnosis(ioattn):
     """Where the FP8 twins miss: per run, FP8 rung and head dim, the signed and absolute mean error, and
     the measured time over v08's bf16 time of the same problem in the same run against the model's ratio
     (medians over the problems both timed)."""
-    study = os.path.join(H200, FP8_PROMOTE_STUDY)
-    for f in ("env.txt", os.path.join("fp8", "bench.csv")):
-        if not os.path.exists(os.path.join(study, f)):
-            sys.exit(f"expected_time.py: the FP8 promotion study has no {f} ({rel(study)})")
-    env = [l.strip() for l in open(os.path.join(study, "env.txt")) if l.strip().startswith("IOATTN_")]
-    runs = [("CANONICAL fp8 (" + ", ".join(canonical("fp8")) + ")", canonical("fp8"), FP8_IMPLS),
-            (f"{FP8_PROMOTE_STUDY} ({', '.join(env) or 'no IOATTN_ variable'}; not CANONICAL)",
-             [os.path.join(FP8_PROMOTE_STUDY, "fp8")], ("ioattn:v09_fp8_wgmma",))]
+    runs = [("CANONICAL fp8 (" + ", ".join(canonical("fp8")) + ")", canonical("fp8"), FP8_IMPLS)]
+    for tag, impl in FP8_PROMOTE_STUDIES:
+        study = os.path.join(H200, tag)
+        for f in ("env.txt", os.path.join("fp8", "bench.csv")):
+            if not os.path.exists(os.path.join(study, f)):
+                sys.exit(f"expected_time.py: the FP8 promotion study has no {f} ({rel(study)})")
+        env = [line.strip() for line in open(os.path.join(study, "env.txt")) if line.strip().startswith("IOATTN_")]
+        runs.append((f"{tag} ({', '.join(env) or 'no IOATTN_ variable'}; not CANONICAL)", [os.path.join(tag, "fp8")],
+                     (impl,)))
     lines = ["FP8 diagnosis (not a validation set): each FP8 row against the bf16 row of v08 of the same problem "
              "timed in the same run (bench_sdpa.py --dtypes fp8_e4m3; the FP8 rows with the L2 flushed between "
              "replays, v08's not), and v09 without the promotion of S (its study run) against the same twin. "
