@@ -34,18 +34,23 @@
 //
 //   exp_fp8_rotation [--preset tiny|figure] [--out DIR] [--tag T] [--check] [--seed S]
 //
-// Writes cpu/fp8_rotation/fp8_rotation.csv (one row per input and computation) and context.json.
+// Writes cpu/fp8_rotation/fp8_rotation.csv (one row per input and computation),
+// fp8_rotation_scores.csv (per FP8 row, S's RMS and max error by pair class: whether the query row,
+// the key row, both with a channel in common or both in different channels hold outlier entries;
+// it shows where the rotation adds error) and context.json.
 // --check: the float64 truth of the rotated inputs equals the unrotated one (the rotation keeps
 // Q K^T), bf16 is more accurate than FP8, the rotation changes FP8's error by less than a factor
 // (0.8, 1.25) (tiny: (0.5, 2)) without outliers, and lowers FP8's LSE error at the largest M of the
 // channel generator for every d.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <random>
 #include <span>
 #include <tuple>
 
+#include <Eigen/Core>
 #include <omp.h>
 
 #include "driver.hpp"
@@ -63,7 +68,8 @@ constexpr double kOutlierFraction = 1e-3;  // "entries": FlashAttention-3's 0.1 
 constexpr double kE4m3Max = 448.0;
 
 struct RealInputs {
-  std::vector<float> q, k, v;  // BSHD, bf16 values
+  std::vector<float> q, k, v;     // BSHD, bf16 values
+  std::vector<char> q_big, k_big;  // like q, k: 1 where the entry was drawn as an outlier
 };
 
 // The inputs of one point (header comment). Deterministic in (seed, generator, M, problem).
@@ -90,21 +96,23 @@ RealInputs make_outlier_inputs(const AttnProblem& p, const std::string& gen, dou
       std::shuffle(cols.begin(), cols.end(), rng);
       for (int64_t c = 0; c < kOutlierChannels; ++c) row[size_t(cols[size_t(c)])] = 1;
     }
-  auto draw = [&](int64_t elems, double base, bool qk) {
+  auto draw = [&](int64_t elems, double base, bool qk, std::vector<char>* mask) {
     std::vector<float> x(static_cast<size_t>(elems));
+    if (mask) mask->assign(x.size(), 0);
     for (size_t e = 0; e < x.size(); ++e) {
       const int64_t c = int64_t(e) % d, h = (int64_t(e) / d) % p.heads_q;
       bool big = false;
       if (gen == "channels") big = qk && is_outlier[size_t(h)][size_t(c)];
       else if (gen == "entries" || qk) big = unif(rng) < f;
       x[e] = ref::round_to(DType::bf16, static_cast<float>(normal(rng) * base * (big ? m : 1.0)));
+      if (mask && big && m != 1.0) (*mask)[e] = 1;
     }
     return x;
   };
   RealInputs in;
-  in.q = draw(p.q_elems(), a, true);
-  in.k = draw(p.kv_elems(), a, true);
-  in.v = draw(p.kv_elems(), 1.0, false);  // outliers for "entries" only
+  in.q = draw(p.q_elems(), a, true, &in.q_big);
+  in.k = draw(p.kv_elems(), a, true, &in.k_big);
+  in.v = draw(p.kv_elems(), 1.0, false, nullptr);  // outliers for "entries" only
   return in;
 }
 
@@ -140,6 +148,57 @@ Errors errors(const ref::Forward& out, const ref::Forward64& truth) {
   return e;
 }
 
+// S's error by pair class: (query row i, key row j) of a head fall in one class by where the
+// generator put outliers: neither row has one, only q_i, only k_j, both with a channel in common, or
+// both in different channels (the "channels" generator puts every pair in both_shared).
+constexpr std::array<const char*, 5> kPairClasses = {"neither", "q_only", "k_only", "both_shared", "both_different"};
+struct PairError {
+  int64_t pairs = 0;
+  double sum2 = 0, max = 0;
+};
+
+// Per class, |S8 - S| over every head's pairs: S = scale Q K^T of the bf16 values and
+// S8 = scale (qd Q8)(kd K8)^T of the codes (in float64: the codes' products are exact, and the
+// emulation's fp32 sum differs from this one by fp32 rounding only).
+std::array<PairError, 5> score_errors(const AttnProblem& p, const RealInputs& x, const std::vector<float>& q8,
+                                      float qd, const std::vector<float>& k8, float kd) {
+  using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const int64_t nq = p.seqlen_q, nk = p.seqlen_k, d = p.head_dim;
+  std::array<PairError, 5> out{};
+  for (int64_t h = 0; h < p.heads_q; ++h) {
+    const int64_t hk = p.kv_head_of(h);
+    Mat q(nq, d), k(nk, d), q_c(nq, d), k_c(nk, d), q_b(nq, d), k_b(nk, d);
+    for (int64_t i = 0; i < nq; ++i)
+      for (int64_t c = 0; c < d; ++c) {
+        const auto e = static_cast<size_t>(p.q_offset(0, i, h, c));
+        q(i, c) = x.q[e];
+        q_c(i, c) = double(q8[e]) * double(qd);
+        q_b(i, c) = x.q_big[e];
+      }
+    for (int64_t j = 0; j < nk; ++j)
+      for (int64_t c = 0; c < d; ++c) {
+        const auto e = static_cast<size_t>(p.kv_offset(0, j, hk, c));
+        k(j, c) = x.k[e];
+        k_c(j, c) = double(k8[e]) * double(kd);
+        k_b(j, c) = x.k_big[e];
+      }
+    const Mat s = (q * k.transpose()) * p.softmax_scale();      // (Nq, Nk)
+    const Mat s8 = (q_c * k_c.transpose()) * p.softmax_scale();  // (Nq, Nk)
+    const Mat shared = q_b * k_b.transpose();                    // > 0: an outlier channel in common
+    const Eigen::VectorXd q_rows = q_b.rowwise().sum(), k_rows = k_b.rowwise().sum();  // outliers per row
+    for (int64_t i = 0; i < nq; ++i)
+      for (int64_t j = 0; j < nk; ++j) {
+        const bool qo = q_rows(i) > 0, ko = k_rows(j) > 0;
+        const size_t cls = qo ? (ko ? (shared(i, j) > 0 ? 3 : 4) : 1) : (ko ? 2 : 0);
+        const double e = std::fabs(s8(i, j) - s(i, j));
+        out[cls].pairs += 1;
+        out[cls].sum2 += e * e;
+        out[cls].max = std::max(out[cls].max, e);
+      }
+  }
+  return out;
+}
+
 double max_diff(const std::vector<double>& a, const std::vector<double>& b) {
   double m = 0;
   for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
@@ -173,6 +232,9 @@ int main(int argc, char** argv) {
                  {"kind", "machine", "generator", "magnitude", "head_dim", "seqlen", "heads", "seed", "rotation_seed",
                   "logit_std", "impl", "q_amax", "k_amax", "q_descale", "k_descale", "v_descale", "o_max_err",
                   "o_mean_err", "o_rms_err", "o_ref_max", "lse_max_err", "lse_mean_err"});
+    exp::Csv scores(dir / "fp8_rotation_scores.csv",
+                    {"kind", "machine", "generator", "magnitude", "head_dim", "seqlen", "heads", "seed", "impl",
+                     "pair_class", "pairs", "s_rms_err", "s_max_err"});
     // (generator, M, d, impl) -> sum over seeds of LSE mean error, for the checks.
     std::map<std::tuple<std::string, double, int64_t, std::string>, double> lse_sum, o_sum;
     for (int64_t d : dims)
@@ -233,8 +295,14 @@ int main(int argc, char** argv) {
               p8.fp8.q_descale = {qd};
               p8.fp8.k_descale = {kd};
               p8.fp8.v_descale = {vd};
-              emit(rotated ? "fp8_rotated" : "fp8", ref::forward_naive(p8, ref::Inputs{q8, k8, v8, {}}),
-                   amax(src.q), amax(src.k), qd, kd, vd);
+              const std::string impl = rotated ? "fp8_rotated" : "fp8";
+              emit(impl, ref::forward_naive(p8, ref::Inputs{q8, k8, v8, {}}), amax(src.q), amax(src.k), qd, kd, vd);
+              const auto se = score_errors(p, x, q8, qd, k8, kd);
+              for (size_t c = 0; c < se.size(); ++c)
+                scores.row({"measured", "cpu", gen, exp::cell(m), exp::cell(d), exp::cell(n), exp::cell(heads),
+                            exp::cell(int64_t(seed)), impl, kPairClasses[c], exp::cell(se[c].pairs),
+                            se[c].pairs ? exp::cell(std::sqrt(se[c].sum2 / double(se[c].pairs))) : "",
+                            se[c].pairs ? exp::cell(se[c].max) : ""});
             }
           }
 
@@ -265,7 +333,9 @@ int main(int argc, char** argv) {
                         {"truth", "forward_f64 of the bf16 values (float64)"},
                         {"quantization", "per tensor e4m3, descale = amax / 448, after the rotation for fp8_rotated"},
                         {"rotation", "reference/hadamard.hpp: R = H_d D_s on Q and K (float64), V not rotated"},
-                        {"fp8_baseline", "forward_naive: S in fp32, P~ e4m3, O bf16"}});
+                        {"fp8_baseline", "forward_naive: S in fp32, P~ e4m3, O bf16"},
+                        {"scores", "fp8_rotation_scores.csv: |S8 - S| in float64 per pair class (neither row, q only, "
+                                   "k only, both with a shared outlier channel, both in different channels)"}});
     return check.failures();
   });
 }
