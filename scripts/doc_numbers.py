@@ -32,7 +32,7 @@ SOURCES = {
     "cpu_run": "experiments/results/cpu/cpu_run-20261201T0838Z",  # scripts/record_cpu_run.py
     "mutation": "experiments/results/cpu/mutation_reference-20261201T0801Z",  # verify/reference/mutate.py
     "bench_reference": "reference/bench_reference_2026-11-29.json",  # reference/bench_reference
-    "fp8_rotation": "experiments/results/cpu/fp8_rotation-20261201T2304Z",  # experiments/exp_fp8_rotation
+    "fp8_rotation": "experiments/results/cpu/fp8_rotation-20261201T2314Z",  # experiments/exp_fp8_rotation
 }
 
 CPU_SUITES = ("reference", "simulator", "spec")  # verify/ folders whose tests the CPU run records
@@ -545,6 +545,36 @@ def ref_fp8_rotation():
     bo = [v for (g, mm, d, i, c), v in m.items() if i == "bf16" and c == "o_mean_err"]
     lines += ["", f"bf16 on the same inputs: mean LSE error {rng(bf, '{:.1e}')}, mean O error {rng(bo, '{:.1e}')}."]
     return "\n" + "\n".join(lines) + "\n\n"
+
+
+def fp8_rotation_scores():
+    """{(generator, M, d, impl, pair_class): (pairs, RMS of |S8 - S|)} pooled over seeds and heads."""
+    acc = {}
+    for r in read_csv(src("fp8_rotation", "fp8_rotation_scores.csv")):
+        if int(r["pairs"]) == 0:
+            continue
+        k = (r["generator"], float(r["magnitude"]), int(r["head_dim"]), r["impl"], r["pair_class"])
+        n, s2 = acc.get(k, (0, 0.0))
+        acc[k] = (n + int(r["pairs"]), s2 + float(r["s_rms_err"]) ** 2 * int(r["pairs"]))
+    return {k: (n, (s2 / n) ** 0.5) for k, (n, s2) in acc.items()}
+
+
+@block(REF, "fp8_rotation_scores")
+def ref_fp8_rotation_scores():
+    sc = fp8_rotation_scores()
+    mags = sorted({k[1] for k in sc})
+    dims = sorted({k[2] for k in sc})
+    top = mags[-1]
+    ds = " / ".join(str(d) for d in dims)
+
+    def pair(gen, cls):
+        return " / ".join(f"{sc[(gen, top, d, 'fp8', cls)][1]:.3f} → {sc[(gen, top, d, 'fp8_rotated', cls)][1]:.3f}"
+                          for d in dims)
+    return (f"at M {top:g} (d {ds}; RMS of S's error over all seeds and heads, without → with the rotation, "
+            f"`fp8_rotation_scores.csv`): with `entries_qk`, pairs whose query and key rows hold outliers in "
+            f"different channels {pair('entries_qk', 'both_different')}, pairs sharing an outlier channel "
+            f"{pair('entries_qk', 'both_shared')}, pairs without outliers {pair('entries_qk', 'neither')}; with "
+            f"`channels` (every pair shares the outlier channels) {pair('channels', 'both_shared')}")
 
 
 @block(REF, "fp8_rotation_summary")
