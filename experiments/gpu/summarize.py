@@ -168,6 +168,9 @@ def section_ceilings(d):
     print("ceilings (ceilings.csv): value from the median time; best = from the fastest call")
     for (name, dt, unit), s in by.items():
         vals = [fnum(s[i]["value"]) for i in sorted(s)]
+        if None in vals:  # a ceiling that could not run here (ceilings.py: check 'unsupported: why')
+            print(f"  {name:10s} {dt:5s} not measured: " + "; ".join(sorted({s[i]["check"] for i in s})))
+            continue
         best = max(fnum(s[i]["value_at_min"]) for i in s)
         sp = f"spread {spread(vals[0], vals[1]) * 100:.1f}%" if len(vals) >= 2 else "one sample"
         checks = "; ".join(sorted({s[i]["check"] for i in s}))

@@ -6,7 +6,7 @@ committed measurement.
     update_h200_ceilings.py --check                                        # catalog == its files?
 
 experiments/gpu/ceilings.py writes ceilings.json ({"context": ..., "rows": [...]}) and ceilings.csv
-(rows name,dtype,value,unit,...; one row per sample). This script sets the four measured entries of
+(rows name,dtype,value,unit,...; one row per sample). This script sets the five measured entries of
 simulator/machines/h200.json from such a file, each with a source naming the file by its path in
 the repository:
 
@@ -16,6 +16,11 @@ the repository:
     measured_matrix_bf16   gemm_*, dtype bf16 (TFLOP/s -> x 1e12 FLOP/s)
     measured_matrix_fp16   gemm_*, dtype fp16
     measured_vector_fp32   gemm_*, dtype fp32 (TF32 off)
+    measured_matrix_fp8    gemm_*, dtype fp8_e4m3 (torch._scaled_mm, use_fast_accum=True; the
+                           gemm_*_nofastacc row, cuBLAS's slower accurate accumulation, is not read)
+
+gemm_* is gemm_<size> exactly. A row whose check says 'unsupported: ...' (ceilings.py could not
+run it there, e.g. no FP8) is no measurement: it is skipped, and its entry left as it is.
 
 With several samples of a ceiling the largest `value` (work over the median call of that sample)
 is the catalog's number, and the source lists every sample. A row whose check failed is refused.
@@ -46,6 +51,7 @@ FIELDS = {
     "measured_matrix_bf16": ("gemm", "bf16", "bf16 GEMM"),
     "measured_matrix_fp16": ("gemm", "fp16", "fp16 GEMM"),
     "measured_vector_fp32": ("gemm", "fp32", "fp32 GEMM without TF32"),
+    "measured_matrix_fp8": ("gemm", "fp8_e4m3", "FP8 e4m3 GEMM (per-tensor scales, bf16 output, fast accumulation)"),
 }
 SOURCE_RE = re.compile(r"experiments/results/h200/([^/\s]+)/ceilings\.(json|csv)")
 
@@ -78,8 +84,9 @@ def ceilings(rows: list[dict], where: str) -> dict[str, tuple[float, list[float]
     out = {}
     for field, (prefix, dtype, _) in FIELDS.items():
         hit = [r for r in rows if (str(r.get("name", "")) == prefix if dtype is None
-                                   else str(r.get("name", "")).startswith(prefix + "_"))
-               and (dtype is None or str(r.get("dtype", "")) == dtype)]
+                                   else re.fullmatch(re.escape(prefix) + r"_\d+", str(r.get("name", ""))))
+               and (dtype is None or str(r.get("dtype", "")) == dtype)
+               and not str(r.get("check", "")).startswith("unsupported")]
         if not hit:
             continue
         vals = []
@@ -101,7 +108,7 @@ def ceilings(rows: list[dict], where: str) -> dict[str, tuple[float, list[float]
             fail(f"{where}: {field} matches rows of several names ({', '.join(names)})")
         out[field] = (max(vals), vals, names[0])
     if not out:
-        fail(f"{where}: no row for any measured entry (names copy_sm, gemm_* with dtype bf16/fp16/fp32)")
+        fail(f"{where}: no row for any measured entry (names copy_sm, gemm_* with dtype bf16/fp16/fp32/fp8_e4m3)")
     return out
 
 

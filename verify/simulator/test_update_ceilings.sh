@@ -17,6 +17,9 @@ for s, (c, b, h, f) in enumerate([(4300.0, 700.0, 710.0, 50.0), (4200.0, 690.0, 
     rows.append(dict(name="copy_sm", dtype="fp32", value=c, unit="GB/s", sample=s, check="copy equals -src"))
     for dt, v in (("bf16", b), ("fp16", h), ("fp32", f)):
         rows.append(dict(name="gemm_8192", dtype=dt, value=v, unit="TFLOP/s", sample=s, check="rel_err 1e-3 (ok)"))
+    # FP8: the fast-accumulation row is the ceiling; the _nofastacc row (larger here on purpose) must not be read.
+    rows.append(dict(name="gemm_8192", dtype="fp8_e4m3", value=1200.0 + 10 * s, unit="TFLOP/s", sample=s, check="rel_err 3e-3 (ok)"))
+    rows.append(dict(name="gemm_8192_nofastacc", dtype="fp8_e4m3", value=1500.0, unit="TFLOP/s", sample=s, check="rel_err 1e-3 (ok)"))
 json.dump(dict(context=dict(date="2026-12-02T10:00:00Z"), rows=rows), open(sys.argv[1], "w"))
 PY
 fail=0
@@ -30,7 +33,8 @@ run 0 "rewrite from a ceilings file" -- /usr/bin/python3 "$script" "$tmp/experim
 /usr/bin/python3 - "$tmp/h200.json" <<'PY' || fail=1
 import json, sys
 j = json.load(open(sys.argv[1]))
-want = {"measured_bandwidth": 4.3e12, "measured_matrix_bf16": 700e12, "measured_matrix_fp16": 710e12, "measured_vector_fp32": 52e12}
+want = {"measured_bandwidth": 4.3e12, "measured_matrix_bf16": 700e12, "measured_matrix_fp16": 710e12, "measured_vector_fp32": 52e12,
+        "measured_matrix_fp8": 1210e12}
 for k, v in want.items():
     e = j[k]
     ok = abs(e["value"] - v) < 1e-6 * v and "experiments/results/h200/T1/ceilings.json" in e["source"] and "/tmp" not in e["source"]
@@ -58,6 +62,26 @@ orig = json.load(open(sys.argv[2]))
 assert j.get('measured_bandwidth') == orig.get('measured_bandwidth'), 'bandwidth changed'
 assert 'T2/ceilings.json' in j['measured_matrix_bf16']['source'], 'bf16 not updated'" "$tmp/h200_2.json" "$src/simulator/machines/h200.json" \
   && echo "PASS: GEMM entries cite T2, the bandwidth entry is unchanged" || { echo "FAIL: partial update"; fail=1; }
+# FP8 not measurable where ceilings.py ran (rows 'unsupported: ...', no value): the FP8 entry is left
+# as it is, the other entries are updated, nothing fails.
+mkdir -p "$tmp/experiments/results/h200/T3"
+cp "$src/simulator/machines/h200.json" "$tmp/h200_3.json"
+/usr/bin/python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+for r in j['rows']:
+    if r['dtype'] == 'fp8_e4m3':
+        r.update(value=None, check='unsupported: device sm_80 has no FP8 tensor cores (sm_89 or newer needed)')
+json.dump(j, open(sys.argv[2], 'w'))" "$tmp/experiments/results/h200/T1/ceilings.json" "$tmp/experiments/results/h200/T3/ceilings.json"
+run 0 "a file whose FP8 rows are unsupported updates the other entries" -- /usr/bin/python3 "$script" "$tmp/experiments/results/h200/T3/ceilings.json" --repo "$tmp" --machine "$tmp/h200_3.json"
+grep -q "measured_matrix_fp8: left as it is" "$tmp/out" && echo "PASS: the FP8 entry is left as it is" || { echo "FAIL: FP8 not reported as left"; cat "$tmp/out"; fail=1; }
+/usr/bin/python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+orig = json.load(open(sys.argv[2]))
+assert j.get('measured_matrix_fp8') == orig.get('measured_matrix_fp8'), 'fp8 entry changed'
+assert 'T3/ceilings.json' in j['measured_matrix_bf16']['source'], 'bf16 not updated'" "$tmp/h200_3.json" "$src/simulator/machines/h200.json" \
+  && echo "PASS: unsupported FP8 rows leave the FP8 entry unchanged" || { echo "FAIL: unsupported FP8 rows"; fail=1; }
 outside=$(mktemp -d)
 cp "$tmp/experiments/results/h200/T1/ceilings.json" "$outside/"
 run 1 "a file outside the repository is refused" -- /usr/bin/python3 "$script" "$outside/ceilings.json" "${m[@]}"
