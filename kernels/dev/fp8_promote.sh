@@ -27,7 +27,7 @@ case $KERNEL in
 esac
 PROMOTE_VAR=IOATTN_$(echo "${KERNEL%%_*}" | tr a-z A-Z)_S_PROMOTE  # IOATTN_V09_S_PROMOTE, IOATTN_V10_S_PROMOTE
 RESCALE_VAR=IOATTN_$(echo "${KERNEL%%_*}" | tr a-z A-Z)_RESCALE
-echo "kernel $KERNEL, promotion by $PROMOTE_VAR, $RESCALE_VAR=${!RESCALE_VAR:-} (unset: lazy)"
+echo "kernel $KERNEL, promotion by $PROMOTE_VAR, $RESCALE_VAR=${!RESCALE_VAR:-} (unset: eager at interval 1 since the default changed, lazy at other intervals)"
 declare -A INTERVALS=([64]="fast 1" [128]="fast 2 1" [256]="fast 4 1")
 # INTERVALS_ONLY="1" (e.g. with IOATTN_V10_RESCALE=eager, which exists at interval 1 only) replaces
 # every head dim's list.
