@@ -33,6 +33,12 @@ SOURCES = {
     "mutation": "experiments/results/cpu/mutation_reference-20261201T0801Z",  # verify/reference/mutate.py
     "bench_reference": "reference/bench_reference_2026-11-29.json",  # reference/bench_reference
     "fp8_rotation": "experiments/results/cpu/fp8_rotation-20261201T2314Z",  # experiments/exp_fp8_rotation
+    # v10's FP8 gap (experiments/gpu/fp8_gap.py reads these; the runs' provenance.txt / context.txt give the commands)
+    "fp8_gap_ncu": "experiments/results/h200/2026-12-01_4eddfc3_ncu_fp8/ncu_v10_v08.txt",  # ncu --csv (context.txt)
+    "fp8_gap_ceilings": "experiments/results/h200/2026-12-01_4eddfc3_ceilings_fp8/ceilings.csv",  # experiments/gpu/ceilings.py
+    "fp8_gap_lazy": "experiments/results/h200/2026-12-01_4eddfc3_fp8_lazy/fp8/bench.csv",  # run_h200.sh fp8 (then default)
+    "fp8_gap_eager": "experiments/results/h200/2026-12-01_4eddfc3_fp8_eager/fp8/bench.csv",  # IOATTN_V10_RESCALE=eager
+    "fp8_gap_fast": "experiments/results/h200/2026-12-01_4eddfc3_fp8_fastpromote/fp8/bench.csv",  # IOATTN_V10_S_PROMOTE=fast
 }
 
 CPU_SUITES = ("reference", "simulator", "spec")  # verify/ folders whose tests the CPU run records
@@ -584,6 +590,45 @@ def ref_fp8_rotation_summary():
             f"{rng([1 / r for r in fp8_rotation_ratios('channels', 'lse_mean_err', big)], '{:.1f}')} and its mean O "
             f"error by {rng([1 / r for r in fp8_rotation_ratios('channels', 'o_mean_err', big)], '{:.1f}')}; "
             f"without outliers (M 1) the ratios are {rng(fp8_rotation_ratios('channels', 'lse_mean_err', {1.0}) + fp8_rotation_ratios('entries', 'lse_mean_err', {1.0}) + fp8_rotation_ratios('entries_qk', 'lse_mean_err', {1.0}) + fp8_rotation_ratios('channels', 'o_mean_err', {1.0}) + fp8_rotation_ratios('entries', 'o_mean_err', {1.0}) + fp8_rotation_ratios('entries_qk', 'o_mean_err', {1.0}))}")
+
+
+# ------------------------------------------------------------------------------------------------
+# v10 and issue 14's 1.6x (kernels/README.md, README.md): experiments/gpu/fp8_gap.py's facts
+# ------------------------------------------------------------------------------------------------
+KER = "kernels/README.md"
+_FP8_GAP = {}
+
+
+def fp8_gap():
+    """(experiments/gpu/fp8_gap.py as a module, its facts of the SOURCES fp8_gap_*, those sources), read once."""
+    if not _FP8_GAP:
+        sys.path.insert(0, os.path.join(ROOT, "experiments", "gpu"))
+        import fp8_gap as g
+        sources = {"ncu": SOURCES["fp8_gap_ncu"], "ceilings": SOURCES["fp8_gap_ceilings"],
+                   "bench": {m: SOURCES[f"fp8_gap_{m}"] for m in g.MODES}}
+        try:
+            _FP8_GAP.update(mod=g, facts=g.build(sources, ROOT), sources=sources)
+        except g.GapError as e:
+            raise DataError(str(e)) from None
+    return _FP8_GAP["mod"], _FP8_GAP["facts"], _FP8_GAP["sources"]
+
+
+@block(KER, "fp8_gap")
+def ker_fp8_gap():
+    g, f, s = fp8_gap()
+    return "\n" + g.render_block(f, s)
+
+
+@block(KER, "fp8_gap_row")
+def ker_fp8_gap_row():
+    g, f, _ = fp8_gap()
+    return g.render_row(f)
+
+
+@block("README.md", "fp8_gap_summary")
+def top_fp8_gap_summary():
+    g, f, _ = fp8_gap()
+    return g.render_summary(f)
 
 
 # ------------------------------------------------------------------------------------------------
