@@ -419,6 +419,25 @@ def _measured_decode_order(cells, dtype, head_dim, causal, batch, heads_q, heads
     return []
 
 
+def _first_accepted(order, key, probe, skip=None):
+    """(the first name of order that probe(name) accepts, remembered as _choice[key]; the refusals of
+    the names before it, one line each). Names in skip (refused at launch) are passed over with their
+    reason; (None, reasons) when every name is refused."""
+    reasons = []
+    for name in order:
+        if skip and name in skip:
+            reasons.append(f"refused at launch: {skip[name]}")
+            continue
+        try:
+            probe(name)
+        except IoattnError as e:
+            reasons.append(str(e).splitlines()[0])
+            continue
+        _choice[key] = name
+        return name, reasons
+    return None, reasons
+
+
 def _choose(which, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window, device=None):
     _problem_args("", batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window)  # types
     key = (which, dtype, int(batch), int(heads_q), int(heads_kv), int(seqlen_q), int(seqlen_k), int(head_dim),
@@ -435,18 +454,10 @@ def _choose(which, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype
         order, probe = first + [n for n in ladder if n not in first], workspace_bytes
     else:
         order, probe = _backward_order(backward_kernels()), backward_workspace_bytes
-    skip = _refused_at_launch.get(key, {})
-    reasons = []
-    for name in order:
-        if name in skip:
-            reasons.append(f"refused at launch: {skip[name]}")
-            continue
-        try:
-            probe(name, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, dtype, causal, window)
-        except IoattnError as e:
-            reasons.append(str(e).splitlines()[0])
-            continue
-        _choice[key] = name
+    name, reasons = _first_accepted(order, key, lambda n: probe(n, batch, heads_q, heads_kv, seqlen_q, seqlen_k,
+                                                                 head_dim, dtype, causal, window),
+                                    _refused_at_launch.get(key, {}))
+    if name:
         return name
     what = "forward" if which == "fwd" else "backward"
     raise IoattnError(2, f"no registered {what} kernel supports {dtype} B={batch} Hq={heads_q} Hkv={heads_kv} "
@@ -487,14 +498,10 @@ def choose_forward_paged(batch, heads_q, heads_kv, seqlen_q, max_seqlen_k, head_
     order = [n for n in _measured_decode_order(_decode_cells(), dtype, int(head_dim), causal, int(batch),
                                                int(heads_q), int(heads_kv), int(seqlen_q), int(max_seqlen_k),
                                                _check_window(window), int(page_size)) if n in registered]
-    reasons = []
-    for name in order + [n for n in (_PAGED_DEFAULT,) if n not in order]:
-        try:
-            workspace_bytes(name, batch, heads_q, heads_kv, seqlen_q, max_seqlen_k, head_dim, dtype, causal, window)
-        except IoattnError as e:
-            reasons.append(str(e).splitlines()[0])
-            continue
-        _choice[key] = name
+    name, reasons = _first_accepted(order + [n for n in (_PAGED_DEFAULT,) if n not in order], key,
+                                    lambda n: workspace_bytes(n, batch, heads_q, heads_kv, seqlen_q, max_seqlen_k,
+                                                              head_dim, dtype, causal, window))
+    if name:
         return name
     raise IoattnError(2, f"no paged-KV forward supports {dtype} B={batch} Hq={heads_q} Hkv={heads_kv} Nq={seqlen_q} "
                          f"Nk={max_seqlen_k} d={head_dim} page_size={page_size} ({'; '.join(reasons)})")
