@@ -3,6 +3,7 @@
 committed measurement.
 
     update_h200_ceilings.py experiments/results/h200/<tag>/ceilings.json   # rewrite h200.json
+    update_h200_ceilings.py --only fp8 experiments/results/h200/<tag>/ceilings.json   # one entry
     update_h200_ceilings.py --check                                        # catalog == its files?
 
 experiments/gpu/ceilings.py writes ceilings.json ({"context": ..., "rows": [...]}) and ceilings.csv
@@ -25,6 +26,11 @@ run it there, e.g. no FP8) is no measurement: it is skipped, and its entry left 
 With several samples of a ceiling the largest `value` (work over the median call of that sample)
 is the catalog's number, and the source lists every sample. A row whose check failed is refused.
 An entry the file has no row for is left as it is (and said so); at least one must be found.
+--only ENTRY[,ENTRY] takes just those entries from the file (short names bandwidth, bf16, fp16,
+fp32, fp8, or the catalog field names) and leaves every other entry, with its source, as it is:
+the catalog may then cite several ceilings runs, each entry naming its own (e.g. the FP8 rate
+from a later run than the canonical bf16/fp16/fp32/bandwidth one). An entry named in --only that
+the file has no usable row for is an error.
 The file must lie inside the repository (--repo, default: this script's repository) so that the
 source is a repository path. Nothing else of h200.json changes.
 
@@ -53,6 +59,9 @@ FIELDS = {
     "measured_vector_fp32": ("gemm", "fp32", "fp32 GEMM without TF32"),
     "measured_matrix_fp8": ("gemm", "fp8_e4m3", "FP8 e4m3 GEMM (per-tensor scales, bf16 output, fast accumulation)"),
 }
+# --only's short names
+SHORT = {"bandwidth": "measured_bandwidth", "bf16": "measured_matrix_bf16", "fp16": "measured_matrix_fp16",
+         "fp32": "measured_vector_fp32", "fp8": "measured_matrix_fp8"}
 SOURCE_RE = re.compile(r"experiments/results/h200/([^/\s]+)/ceilings\.(json|csv)")
 
 
@@ -139,18 +148,42 @@ def source_text(field: str, value: float, vals: list[float], name: str, rel_path
             f"{when}: {rel_path} (experiments/gpu/ceilings.py)")
 
 
+def only_fields(text: str | None) -> list[str]:
+    """The catalog fields --only names (every field without --only)."""
+    if text is None:
+        return list(FIELDS)
+    out = []
+    for word in (w.strip() for w in text.split(",")):
+        field = SHORT.get(word, word)
+        if field not in FIELDS:
+            fail(f"--only: unknown entry '{word}' (known: {', '.join(SHORT)} or {', '.join(FIELDS)})")
+        if field not in out:
+            out.append(field)
+    if not out:
+        fail("--only: name at least one entry")
+    return out
+
+
 def update(args) -> int:
     repo = Path(args.repo)
     cfile = Path(args.ceilings)
+    only = only_fields(args.only)
     if not cfile.is_file():
         fail(f"{cfile}: no such file")
     rows, ctx = read_rows(cfile)
     vals = ceilings(rows, str(cfile))
     rp = rel(cfile, repo)
+    if args.only is not None:
+        missing = [f for f in only if f not in vals]
+        if missing:
+            fail(f"{rp}: --only {args.only}: no usable row for {', '.join(f'{f} ({wanted(f)})' for f in missing)}")
     machine = Path(args.machine)
     j = json.loads(machine.read_text())
     date = str(ctx.get("date", ""))[:10]
     for field in FIELDS:
+        if field not in only:
+            print(f"  {field}: left as it is (not named in --only)")
+            continue
         if field not in vals:
             print(f"  {field}: left as it is ({rp} has no row with {wanted(field)})")
             continue
@@ -201,11 +234,11 @@ def check(args) -> int:
         return 1
     if pending:
         if checked:
-            print(f"PASS: {checked} measured entries of {machine.name} equal their committed ceilings file")
+            print(f"PASS: {checked} measured entries of {machine.name} equal their committed ceilings file ({', '.join(sorted(cache))})")
         print(f"SKIPPED: {', '.join(pending)}: the source names the placeholder <CEILINGS_TAG> (not measured in a "
               "committed run yet; then: update_h200_ceilings.py experiments/results/h200/<tag>/ceilings.json)")
         return SKIP
-    print(f"PASS: {checked} measured entries of {machine.name} equal their committed ceilings file")
+    print(f"PASS: {checked} measured entries of {machine.name} equal their committed ceilings file ({', '.join(sorted(cache))})")
     return 0
 
 
@@ -213,12 +246,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  epilog="See the module docstring for the mapping and the source text.")
     ap.add_argument("ceilings", nargs="?", help="experiments/results/h200/<tag>/ceilings.json (or .csv)")
+    ap.add_argument("--only", metavar="ENTRY[,ENTRY]",
+                    help=f"take only these entries from the file ({', '.join(SHORT)}); the others keep their sources")
     ap.add_argument("--check", action="store_true", help="compare the catalog with the files its sources name")
     ap.add_argument("--machine", default=str(HERE / "h200.json"), help="machine file to rewrite or check")
     ap.add_argument("--repo", default=str(HERE.parent.parent), help="repository root the source paths are relative to")
     args = ap.parse_args()
     if args.check == bool(args.ceilings):
         ap.error("give a ceilings file, or --check")
+    if args.check and args.only is not None:
+        ap.error("--only goes with a ceilings file, not with --check (which checks every entry)")
     return check(args) if args.check else update(args)
 
 

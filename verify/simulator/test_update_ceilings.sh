@@ -82,6 +82,42 @@ orig = json.load(open(sys.argv[2]))
 assert j.get('measured_matrix_fp8') == orig.get('measured_matrix_fp8'), 'fp8 entry changed'
 assert 'T3/ceilings.json' in j['measured_matrix_bf16']['source'], 'bf16 not updated'" "$tmp/h200_3.json" "$src/simulator/machines/h200.json" \
   && echo "PASS: unsupported FP8 rows leave the FP8 entry unchanged" || { echo "FAIL: unsupported FP8 rows"; fail=1; }
+# --only fp8: the FP8 entry from a later run (T4), every other entry keeps the value and source of the
+# earlier one (T1, rewritten into h200_4.json first); --check then passes with entries citing two files.
+mkdir -p "$tmp/experiments/results/h200/T4"
+/usr/bin/python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+for r in j['rows']:
+    if r['dtype'] == 'fp8_e4m3' and r['name'] == 'gemm_8192':
+        r['value'] = 1400.0 + r['sample']
+    elif r['dtype'] == 'bf16':
+        r['value'] = 1.0  # would replace bf16 if --only were ignored
+json.dump(j, open(sys.argv[2], 'w'))" "$tmp/experiments/results/h200/T1/ceilings.json" "$tmp/experiments/results/h200/T4/ceilings.json"
+cp "$src/simulator/machines/h200.json" "$tmp/h200_4.json"
+m4=(--repo "$tmp" --machine "$tmp/h200_4.json")
+run 0 "every entry from T1 first" -- /usr/bin/python3 "$script" "$tmp/experiments/results/h200/T1/ceilings.json" "${m4[@]}"
+cp "$tmp/h200_4.json" "$tmp/h200_4_before.json"
+run 0 "--only fp8 takes the FP8 entry from a later run" -- /usr/bin/python3 "$script" --only fp8 "$tmp/experiments/results/h200/T4/ceilings.json" "${m4[@]}"
+/usr/bin/python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+before = json.load(open(sys.argv[2]))
+assert abs(j['measured_matrix_fp8']['value'] - 1401e12) < 1e-3, j['measured_matrix_fp8']
+assert 'T4/ceilings.json' in j['measured_matrix_fp8']['source'], 'fp8 source'
+for k in ('measured_bandwidth', 'measured_matrix_bf16', 'measured_matrix_fp16', 'measured_vector_fp32'):
+    assert j.get(k) == before.get(k), k + ' changed'
+assert 'T1/ceilings.json' in j['measured_matrix_bf16']['source']" "$tmp/h200_4.json" "$tmp/h200_4_before.json" \
+  && echo "PASS: --only fp8 changes the FP8 entry alone (T4), the others keep T1's values and sources" || { echo "FAIL: --only fp8"; cat "$tmp/out"; fail=1; }
+run 0 "--check passes with entries from two ceilings files" -- /usr/bin/python3 "$script" --check "${m4[@]}"
+grep -q "T1/ceilings.json" "$tmp/out" && grep -q "T4/ceilings.json" "$tmp/out" && echo "PASS: --check names both files" || { echo "FAIL: --check files"; cat "$tmp/out"; fail=1; }
+cp "$tmp/h200_4.json" "$tmp/h200_5.json"
+run 1 "--only with an unknown entry is refused" -- /usr/bin/python3 "$script" --only fp9 "$tmp/experiments/results/h200/T4/ceilings.json" --repo "$tmp" --machine "$tmp/h200_5.json"
+grep -q "unknown entry 'fp9'" "$tmp/out" && echo "PASS: the refusal names the entry" || { echo "FAIL: refusal text"; cat "$tmp/out"; fail=1; }
+run 1 "--only bandwidth on a file without copy_sm is refused" -- /usr/bin/python3 "$script" --only bf16,bandwidth "$tmp/experiments/results/h200/T2/ceilings.json" --repo "$tmp" --machine "$tmp/h200_5.json"
+run 1 "--only fp8 on a file whose FP8 rows are unsupported is refused" -- /usr/bin/python3 "$script" --only fp8 "$tmp/experiments/results/h200/T3/ceilings.json" --repo "$tmp" --machine "$tmp/h200_5.json"
+cmp -s "$tmp/h200_4.json" "$tmp/h200_5.json" && echo "PASS: a refused --only leaves the catalog unchanged" || { echo "FAIL: a refused --only wrote the catalog"; fail=1; }
+run 2 "--only with --check is a usage error" -- /usr/bin/python3 "$script" --check --only fp8 "${m4[@]}"
 outside=$(mktemp -d)
 cp "$tmp/experiments/results/h200/T1/ceilings.json" "$outside/"
 run 1 "a file outside the repository is refused" -- /usr/bin/python3 "$script" "$outside/ceilings.json" "${m[@]}"
