@@ -65,7 +65,15 @@ inline constexpr VariantDesign kVariantDesigns[] = {
     // v07b: v07's pipeline (cp.async ring issued by the compute warpgroups between tiles, one CTA
     // barrier per tile; the same row table) with both products on wgmma; within a warpgroup the
     // softmax waits for S and P V for the softmax (no overlap; kernels/v07b_decode_wgmma.hip).
-    {"v07b_decode_wgmma", "wgmma/none/fragments/kv=inline/table=tile", /*gqa_packed=*/true,
+    // kv=inline-overlapped: its tile compute runs under its own K/V stream (no exposed share), unlike
+    // v07's. Its header's ring: 3 stages of 128 keys at d 128, two of them (128 KiB) in flight while
+    // one is consumed, against v07's 96 KiB at one CTA per SM; both products are wgmma.mma_async
+    // from shared memory (no ldmatrix or per-atom mma.sync in the issue stream). Nsight Compute of
+    // v07b at one CTA per SM (experiments/results/h200/2026-12-01_4eddfc3_ncu_v07b_grid; the
+    // decode_ncu block of simulator/README.md) shows it near the copy ceiling on a contiguous cache at
+    // every seqlen_q, where v07 at one CTA per SM is not. Which of the two traits hides it is not
+    // measured.
+    {"v07b_decode_wgmma", "wgmma/none/fragments/kv=inline-overlapped/table=tile", /*gqa_packed=*/true,
      /*decode_splits=*/true},
     {"v09_fp8_wgmma", "wgmma/intra-warpgroup/fragments/vt-pass/walk=up"},  // v06's loop on wgmma e4m3, after its V transpose pass
     // v10: v09's arithmetic (after the same V transpose pass) on v08's pipeline: TMA producer,

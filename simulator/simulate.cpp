@@ -127,7 +127,7 @@ std::string design_name(const Design& d) {
   }
   if (d.v_transpose_pass) s += "/vt-pass";
   if (d.walk != KvWalk::unspecified) s += d.walk == KvWalk::up ? "/walk=up" : "/walk=down";
-  if (d.kv_inline) s += "/kv=inline";
+  if (d.kv_inline) s += d.kv_compute_overlapped ? "/kv=inline-overlapped" : "/kv=inline";
   if (d.table_per_tile) s += "/table=tile";
   return s;
 }
@@ -198,7 +198,7 @@ std::optional<Design> parse_design(std::string_view s, std::string* why) {
   };
   if (parts.size() > 8)
     return fail(fmt::format("design '{}' has more than 8 parts "
-                            "(instr/overlap/lds[/dq=...][/vt-pass][/walk=...][/kv=inline][/table=tile])", s));
+                            "(instr/overlap/lds[/dq=...][/vt-pass][/walk=...][/kv=inline[-overlapped]][/table=tile])", s));
   Design d;
   bool ok = false;
   for (auto v : {MatrixInstr::native, MatrixInstr::fma, MatrixInstr::mma_sync, MatrixInstr::wgmma, MatrixInstr::mfma})
@@ -222,8 +222,9 @@ std::optional<Design> parse_design(std::string_view s, std::string* why) {
       d.v_transpose_pass = true;
     } else if ((parts[i] == "walk=up" || parts[i] == "walk=down") && d.walk == KvWalk::unspecified) {
       d.walk = parts[i] == "walk=up" ? KvWalk::up : KvWalk::down;
-    } else if (parts[i] == "kv=inline" && !d.kv_inline) {
+    } else if ((parts[i] == "kv=inline" || parts[i] == "kv=inline-overlapped") && !d.kv_inline) {
       d.kv_inline = true;
+      d.kv_compute_overlapped = parts[i] == "kv=inline-overlapped";
     } else if (parts[i] == "table=tile" && !d.table_per_tile) {
       d.table_per_tile = true;
     } else if (parts[i].substr(0, 3) == "dq=" && !seen_dq) {
@@ -232,8 +233,8 @@ std::optional<Design> parse_design(std::string_view s, std::string* why) {
       else return fail(fmt::format("design '{}': the dq part must be dq=ORDER,BRxBC[@N][,d<=D:BRxBC[@N]] "
                                    "(ORDER a grid order, numbers in [1, 4096])", s));
     } else {
-      return fail(fmt::format("design '{}': part '{}' must be dq=..., vt-pass, walk=up, walk=down, kv=inline or "
-                              "table=tile (each at most once)", s, parts[i]));
+      return fail(fmt::format("design '{}': part '{}' must be dq=..., vt-pass, walk=up, walk=down, kv=inline, "
+                              "kv=inline-overlapped or table=tile (each at most once)", s, parts[i]));
     }
   }
   return d;
@@ -466,7 +467,8 @@ std::pair<double, const char*> instr_efficiency(MatrixInstr i, const Machine& m,
 //   chain     (memory + phi * compute + page_visits * t_visit / CUs) / CTAs per CU: one CTA's serial
 //             path, its bytes at the CU's bandwidth plus what of its own compute and page visits its
 //             stream does not run under (phi: calibrated_inline_kv_exposed for a kv=inline design, else
-//             0; t_visit: calibrated_page_visit_s); co-resident CTAs overlap their chains
+//             0, also 0 for kv=inline-overlapped, whose tile compute runs under its stream; t_visit:
+//             calibrated_page_visit_s); co-resident CTAs overlap their chains
 //   kernel    launch + waves * cta_fixed + max(compute, memory, chain), memory = max(HBM bytes / bandwidth,
 //             L2 bytes / L2 bandwidth)
 void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, const Tiling& t, bool outer_is_q,
@@ -542,7 +544,9 @@ void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, con
   const double t_mem = std::max(t_hbm, t_l2);
   // The CTA's serial chain (kv=inline, page visits): resident CTAs per CU as the grid fills them (a
   // grid of fewer CTAs than slots leaves fewer per CU to overlap their chains).
-  const double phi = t.design.kv_inline && m.calibrated_inline_kv_exposed ? m.calibrated_inline_kv_exposed->value : 0.0;
+  const double phi = t.design.kv_inline && !t.design.kv_compute_overlapped && m.calibrated_inline_kv_exposed
+                         ? m.calibrated_inline_kv_exposed->value
+                         : 0.0;
   const double t_visit = m.calibrated_page_visit_s ? m.calibrated_page_visit_s->value : 0.0;
   const double resident = std::clamp(static_cast<double>(k.grid) / cus, 1.0,
                                      static_cast<double>(std::max<int64_t>(1, k.ctas_per_cu)));

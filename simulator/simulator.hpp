@@ -114,7 +114,7 @@ struct Machine {
   std::optional<Sourced> measured_bandwidth;    // copy (read + write) bytes/s
   std::optional<Sourced> measured_matrix_bf16;  // GEMM FLOP/s
   std::optional<Sourced> measured_matrix_fp16;
-  std::optional<Sourced> measured_matrix_fp8;   // FP8 GEMM FLOP/s (none measured yet)
+  std::optional<Sourced> measured_matrix_fp8;   // FP8 GEMM FLOP/s (ceiling only: the expected time takes matrix_fp8)
   std::optional<Sourced> measured_vector_fp32;  // fp32 GEMM without TF32
 
   // The cache the L2 wave model holds working sets against: the Infinity Cache where there is
@@ -286,6 +286,9 @@ enum class KvWalk { unspecified, up, down };
 // serial chain (its bytes at the CU's bandwidth plus the exposed share of its compute, machine
 // calibrated_inline_kv_exposed), which co-resident CTAs hide and a single resident CTA does not.
 // Default (false): the stream runs under the compute (a producer warp, TMA, or the model's overlap).
+// kv_compute_overlapped ("kv=inline-overlapped"): the copies are issued inline as with kv=inline, but the
+// tile compute runs under the CTA's own stream (none of it exposed: no kv_inline_exposed term; the page
+// visits stay on the chain). A property of the variant's pipeline, written in kernels/design.hpp (v07b).
 // table_per_tile ("table=tile"): a paged cache's block table is read once per key of a tile into a
 // shared row table that the K and V copies of that key read (v07's page-granular rows); default: one
 // lookup per 16-byte copy of K and of V (layout_rows.hpp in v05/v06). Counts (`table_lookups`) only.
@@ -297,6 +300,7 @@ struct Design {
   bool v_transpose_pass = false;
   KvWalk walk = KvWalk::unspecified;
   bool kv_inline = false;
+  bool kv_compute_overlapped = false;  // only with kv_inline
   bool table_per_tile = false;
 };
 std::string_view matrix_instr_name(MatrixInstr i);
@@ -306,7 +310,8 @@ std::string_view lds_read_name(LdsRead l);
 // optional parts, each at most once: a separate dQ pass of its own, "dq=ORDER,BRxBC[@N][,d<=D:BRxBC[@N]]"
 // (@N: CTAs per CU; e.g. "mma_sync/none/fragments/dq=qblock_major_rev,64x32,d<=64:64x64"), and
 // "vt-pass" (Design::v_transpose_pass; e.g. "wgmma/intra-warpgroup/fragments/vt-pass"), and
-// "walk=up" or "walk=down" (Design::walk), "kv=inline" (Design::kv_inline), "table=tile"
+// "walk=up" or "walk=down" (Design::walk), "kv=inline" (Design::kv_inline) or "kv=inline-overlapped"
+// (kv_inline and Design::kv_compute_overlapped), "table=tile"
 // (Design::table_per_tile);
 // nullopt with `why` naming the bad part otherwise.
 std::optional<Design> parse_design(std::string_view s, std::string* why = nullptr);

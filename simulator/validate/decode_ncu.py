@@ -182,15 +182,25 @@ def rows(ioattn, files):
 def summary(rs, skipped, files):
     lines = ["", f"{len(rs)} cases with ncu rows from {len(files)} file(s)"
              + (f"; {skipped} case(s) without rows left out (refused by `ioattn run` or cut by the budget)" if skipped else "")
-             + ". DRAM reads and time: main kernel plus combine; error = (model - ncu) / ncu.", "",
-             "| variant | seqlen_q | batch | N_k | page | splits | clocks | DRAM read ncu | model | error | time ncu | expected | error |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             + ". DRAM reads and time: main kernel plus combine; error = (model - ncu) / ncu; ncu / ceiling: the"
+             " measured time over the model's ceiling (its HBM bytes at the copy ceiling, launches included);"
+             " DRAM, SM (Compute (SM) Throughput) and issue slots busy: ncu's percentages of the main kernel,"
+             " where its sections ran.", "",
+             "| variant | seqlen_q | batch | N_k | page | splits | CTAs/SM | clocks | DRAM read ncu | model | error | "
+             "time ncu | expected | error | ncu / ceiling | DRAM % | SM % | issue % |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def pct(v):
+        return f"{float(v):.0f}" if v not in ("", None) else "-"
+
     for r in rs:
         lines.append(f"| {r['kernel']} | {r['seqlen_q']} | {r['batch']} | {r['seqlen_k']} | {r['page_size'] or '-'} | "
-                     f"{r['splits']} | {r['clocks']} | {r['measured_dram_read_bytes'] / 1e6:.1f} MB | "
+                     f"{r['splits']} | {r['ctas_per_cu']} | {r['clocks']} | {r['measured_dram_read_bytes'] / 1e6:.1f} MB | "
                      f"{r['model_hbm_read_bytes'] / 1e6:.1f} MB | {float(r['read_error_pct']):+.1f} % | "
                      f"{float(r['measured_time_s']) * 1e6:.1f} us | {float(r['expected_time_s']) * 1e6:.1f} us | "
-                     f"{float(r['expected_error_pct']):+.1f} % |")
+                     f"{float(r['expected_error_pct']):+.1f} % | "
+                     f"{float(r['measured_time_s']) / float(r['ceiling_time_s']):.2f} | {pct(r['dram_throughput_pct'])} | "
+                     f"{pct(r['sm_throughput_pct'])} | {pct(r['issue_slots_busy_pct'])} |")
     if rs:
         lines.append("")
         for q in sorted({r["seqlen_q"] for r in rs}):

@@ -131,6 +131,20 @@ def summary(rs):
     lines.append(f"Held-out against the issue's targets (MAPE <= {TARGET_MAPE:.0f} %, no point > {TARGET_MAX:.0f} %): "
                  f"v07 {verdict(held)}" + (f"; v07b {verdict(v07b)}" if v07b else "") +
                  f". Fitted on v07's training rows only: {fitted}.")
+    # The measured time over the model's ceiling (HBM bytes at the copy ceiling) on the long contiguous
+    # rows (batch >= 16, where launches are a small share), by variant and resident CTAs per SM: whether
+    # a variant's stream runs at the ceiling where one CTA per SM holds its compute (the kv=inline terms).
+    groups = {}
+    for r in rs:
+        if int(r["batch"]) >= 16 and int(r["page_size"]) == 0:
+            groups.setdefault((r["kernel"], int(r["ctas_per_cu"])), []).append(
+                float(r["measured_time_s"]) / float(r["ceiling_time_s"]))
+    if groups:
+        lines.append("")
+        lines.append("Measured time / the model's ceiling on the contiguous rows of batch 16 and 64, median "
+                     "[min, max] by variant and CTAs per SM: " + "; ".join(
+                         f"{k} at {c}: {statistics.median(v):.2f} [{min(v):.2f}, {max(v):.2f}] ({len(v)} rows)"
+                         for (k, c), v in sorted(groups.items())) + ".")
     lines.append("")
     return "\n".join(lines)
 

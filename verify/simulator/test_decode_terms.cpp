@@ -6,6 +6,8 @@
 //     page_visits = Tiling::page_visits x calibrated_page_visit_s / CUs / r;
 //   - with one resident CTA per CU the inline design is slower than the same design without kv=inline
 //     by the exposed compute (the chain binds), with two resident CTAs and a short tile compute it is not;
+//   - kv=inline-overlapped (the tile compute under the stream) exposes none of its compute, keeps the
+//     page visits on the chain;
 //   - without the catalog fields (a machine never measured) kv=inline and page visits change nothing;
 //   - the paged layout sets the page visits the CTAs' K/V ranges enter (page 16: four per 64-key tile),
 //     and a design with table=tile counts one table lookup per key instead of one per 16-byte copy.
@@ -103,6 +105,36 @@ TEST(DecodeTerms, ChainIsTheFormula) {
         EXPECT_NEAR(gap, 0.0, 1e-12) << "two CTAs per SM: the second hides it";
       }
     }
+}
+
+// kv=inline-overlapped (v07b's design): the tile compute runs under the stream, so no exposed share;
+// the chain keeps the memory and the page visits. One CTA per SM, where kv=inline's exposure binds.
+TEST(DecodeTerms, OverlappedInlineExposesNoCompute) {
+  const Machine& m = h200();
+  ASSERT_TRUE(m.calibrated_inline_kv_exposed.has_value() && m.calibrated_inline_kv_exposed->value > 0.0);
+  constexpr const char* kOverlapped = "mma_sync/none/fragments/kv=inline-overlapped/table=tile";
+  const auto d = parse_design(kOverlapped);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->kv_inline && d->kv_compute_overlapped && d->table_per_tile);
+  EXPECT_EQ(design_name(*d), std::string(kOverlapped));
+  EXPECT_FALSE(parse_design("mma_sync/none/fragments/kv=inline/kv=inline-overlapped").has_value());
+  EXPECT_FALSE(parse_design(kInline)->kv_compute_overlapped);
+  AttnProblem p = packed(16, 16, 16384);
+  const Result inl = simulate(p, m, tiling(64, 1, 1, kInline), {});
+  const Result ovl = simulate(p, m, tiling(64, 1, 1, kOverlapped), {});
+  const Result plain = simulate(p, m, tiling(64, 1, 1, kPlain), {});
+  EXPECT_GT(term(main_kernel(inl), "kv_inline_exposed"), 0.0);
+  EXPECT_EQ(term(main_kernel(ovl), "kv_inline_exposed"), 0.0);
+  EXPECT_LT(ovl.time_s, inl.time_s);
+  EXPECT_DOUBLE_EQ(ovl.time_s, plain.time_s);  // dense: no page visits, so the chain is the memory alone
+  // Paged: the page visits stay on the overlapped design's chain.
+  AttnProblem pp = p;
+  set_paged(pp.layout, std::vector<int64_t>(16, 16384), 16);
+  LayoutModel lm;
+  lm.gqa_packed = true;
+  const LayoutResult paged = simulate_layout(pp, m, tiling(64, 1, 1, kOverlapped), {}, lm);
+  EXPECT_GT(term(main_kernel(paged.result), "page_visits"), 0.0);
+  EXPECT_EQ(term(main_kernel(paged.result), "kv_inline_exposed"), 0.0);
 }
 
 TEST(DecodeTerms, NothingWithoutTheCatalogFields) {
