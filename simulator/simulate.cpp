@@ -394,6 +394,17 @@ double matrix_rate(const Machine& m, DType dt, bool measured) {
   return m.matrix_fp32.value;
 }
 
+// The FP8 rate the expected time prices a tile loop at: its instruction efficiencies were fitted against
+// the datasheet 16-bit rates, so with measured ceilings (and both measured GEMM rates) FP8 runs at the
+// datasheet bf16 rate times the measured FP8 / bf16 GEMM ratio (measured_matrix_fp8 / measured_matrix_bf16,
+// a hardware ceiling, nothing fitted); otherwise, and for every other dtype, matrix_rate's datasheet value.
+double expected_matrix_rate(const Machine& m, DType dt, bool measured) {
+  const bool fp8 = dt == DType::fp8_e4m3 || dt == DType::fp8_e5m2;
+  if (fp8 && measured && m.measured_matrix_fp8 && m.measured_matrix_bf16 && m.measured_matrix_bf16->value > 0.0)
+    return m.matrix_bf16.value * m.measured_matrix_fp8->value / m.measured_matrix_bf16->value;
+  return matrix_rate(m, dt, false);
+}
+
 void roofline(KernelResult& k, const Machine& m, DType dt, bool measured) {
   const double bw = measured && m.measured_bandwidth ? m.measured_bandwidth->value : m.hbm_bandwidth.value;
   const double eff = k.wave_efficiency > 0.0 ? k.wave_efficiency : 1.0;
@@ -486,7 +497,7 @@ void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, con
   const double full_flops = tiles * 2.0 * mm * padded_macs;
   const bool fma = instr == MatrixInstr::fma;
   const auto [eta, eta_name] = fma ? std::pair<double, const char*>{1.0, "none"} : instr_efficiency(instr, m, k.backward, t.design.overlap);
-  const double rate_cu = (fma ? m.vector_fp32.value : matrix_rate(m, p.dtype, false)) / cus * eta;
+  const double rate_cu = (fma ? m.vector_fp32.value : expected_matrix_rate(m, p.dtype, measured)) / cus * eta;
   const double t_matrix = k.matrix_flops / rate_cu;           // SM-seconds, exact tile FLOPs
   const double t_partial = std::max(0.0, full_flops - k.matrix_flops) / rate_cu;
   const double full_elems = tiles * static_cast<double>(bo * bi);

@@ -114,7 +114,7 @@ struct Machine {
   std::optional<Sourced> measured_bandwidth;    // copy (read + write) bytes/s
   std::optional<Sourced> measured_matrix_bf16;  // GEMM FLOP/s
   std::optional<Sourced> measured_matrix_fp16;
-  std::optional<Sourced> measured_matrix_fp8;   // FP8 GEMM FLOP/s (ceiling only: the expected time takes matrix_fp8)
+  std::optional<Sourced> measured_matrix_fp8;   // FP8 GEMM FLOP/s (the expected time: its ratio to measured_matrix_bf16)
   std::optional<Sourced> measured_vector_fp32;  // fp32 GEMM without TF32
 
   // The cache the L2 wave model holds working sets against: the Infinity Cache where there is

@@ -765,14 +765,17 @@ void fp8() {
   RC_ASSERT(2 * r8.hbm_compulsory.read == rb.hbm_compulsory.read);
   RC_ASSERT(r8.hbm_compulsory.write == rb.hbm_compulsory.write);
   RC_ASSERT(r8.matrix_flops == rb.matrix_flops);
-  // The ceiling: every kernel's compute time is its matrix FLOPs at matrix_fp8 (no measured FP8
-  // rate in the catalog) and its other FLOPs at vector_fp32, over the wave efficiency.
-  RC_ASSERT(m.matrix_fp8.has_value() && !m.measured_matrix_fp8.has_value());
+  // The ceiling: every kernel's compute time is its matrix FLOPs at the FP8 rate (measured_matrix_fp8
+  // with measured ceilings where the machine has it, else matrix_fp8) and its other FLOPs at
+  // vector_fp32, over the wave efficiency.
+  RC_ASSERT(m.matrix_fp8.has_value());
+  const double fp8_rate =
+      o.measured_ceilings && m.measured_matrix_fp8 ? m.measured_matrix_fp8->value : m.matrix_fp8->value;
   for (const auto& k : r8.kernels) {
-    const double want = (k.matrix_flops / m.matrix_fp8->value + k.other_flops / m.vector_fp32.value) /
+    const double want = (k.matrix_flops / fp8_rate + k.other_flops / m.vector_fp32.value) /
                         (k.wave_efficiency > 0.0 ? k.wave_efficiency : 1.0);
     if (std::abs(k.t_compute_s - want) > 1e-12 * want + 1e-18)
-      RC_FAIL(fmt::format("kernel {}: ceiling compute {} s, matrix_fp8 gives {} s ({})", k.name, k.t_compute_s, want,
+      RC_FAIL(fmt::format("kernel {}: ceiling compute {} s, the FP8 rate gives {} s ({})", k.name, k.t_compute_s, want,
                           where));
   }
   // The V transpose pass: 2 B Hkv Nk d e bytes (e = 1) more than without it, at every level, and
@@ -865,6 +868,35 @@ void fp8_refusals() {
   RC_ASSERT(k8.bound == std::string("compute") && k16.bound == std::string("compute"));
   RC_ASSERT(std::abs(got - want) < 1e-9 * want);
   RC_ASSERT(r8.ceiling_time_s < r16.ceiling_time_s && r8.time_s < r16.time_s);
+  // The expected time's matrix_issue (exact FLOPs over the rate times the instruction's efficiency,
+  // the same for both dtypes): on the H200 with measured ceilings FP8 runs at matrix_bf16 times the
+  // measured FP8 / bf16 GEMM ratio (the efficiencies are fitted against the datasheet 16-bit rates),
+  // with --datasheet at matrix_fp8; a machine without measured GEMM rates (the H100) keeps matrix_fp8.
+  const sim::Machine& h200 = sim::find_machine(cat, "h200");
+  sim::Tiling wg = big;
+  wg.strategy = Strategy::fa2;
+  wg.design = *sim::parse_design("wgmma/intra-warpgroup/fragments");
+  auto issue = [&](const sim::Machine& mm, const AttnProblem& q, const sim::Options& oo) {
+    double sum = 0.0;
+    for (const auto& k : sim::simulate(q, mm, wg, oo).kernels)
+      for (const auto& tm : k.expected_terms)
+        if (tm.term == "matrix_issue") sum += tm.seconds;
+    if (!(sum > 0.0)) throw sim::SimError("no matrix_issue term");
+    return sum;
+  };
+  const sim::Options measured;
+  for (const auto& [mm, oo, ratio] :
+       {std::tuple<const sim::Machine*, sim::Options, double>{
+            &h200, measured,
+            h200.measured_matrix_fp8 && h200.measured_matrix_bf16
+                ? h200.measured_matrix_fp8->value / h200.measured_matrix_bf16->value
+                : h200.matrix_fp8->value / h200.matrix_bf16.value},
+        {&h200, ds, h200.matrix_fp8->value / h200.matrix_bf16.value},
+        {&h100, measured, h100.matrix_fp8->value / h100.matrix_bf16.value}}) {
+    const double g = issue(*mm, pb, oo) / issue(*mm, p, oo);
+    if (std::abs(g - ratio) > 1e-9 * ratio)
+      RC_FAIL(fmt::format("{}: matrix_issue bf16 / fp8 = {} where the rates give {}", mm->name, g, ratio));
+  }
 }
 
 }  // namespace
