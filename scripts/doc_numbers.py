@@ -33,6 +33,7 @@ SOURCES = {
     "mutation": "experiments/results/cpu/mutation_reference-20261201T0801Z",  # verify/reference/mutate.py
     "bench_reference": "reference/bench_reference_2026-11-29.json",  # reference/bench_reference
     "fp8_rotation": "experiments/results/cpu/fp8_rotation-20261201T2314Z",  # experiments/exp_fp8_rotation
+    "fp8_rotation_gpu": "experiments/results/h200/2026-12-01_4eddfc3_fp8_rotation",  # experiments/gpu/fp8_rotation.py
     # v10's FP8 gap (experiments/gpu/fp8_gap.py reads these; the runs' provenance.txt / context.txt give the commands)
     "fp8_gap_ncu": "experiments/results/h200/2026-12-01_4eddfc3_ncu_fp8/ncu_v10_v08.txt",  # ncu --csv (context.txt)
     "fp8_gap_ceilings": "experiments/results/h200/2026-12-01_4eddfc3_ceilings_fp8/ceilings.csv",  # experiments/gpu/ceilings.py
@@ -590,6 +591,39 @@ def ref_fp8_rotation_summary():
             f"{rng([1 / r for r in fp8_rotation_ratios('channels', 'lse_mean_err', big)], '{:.1f}')} and its mean O "
             f"error by {rng([1 / r for r in fp8_rotation_ratios('channels', 'o_mean_err', big)], '{:.1f}')}; "
             f"without outliers (M 1) the ratios are {rng(fp8_rotation_ratios('channels', 'lse_mean_err', {1.0}) + fp8_rotation_ratios('entries', 'lse_mean_err', {1.0}) + fp8_rotation_ratios('entries_qk', 'lse_mean_err', {1.0}) + fp8_rotation_ratios('channels', 'o_mean_err', {1.0}) + fp8_rotation_ratios('entries', 'o_mean_err', {1.0}) + fp8_rotation_ratios('entries_qk', 'o_mean_err', {1.0}))}")
+
+
+def fp8_rotation_gpu():
+    """{(generator, M, d, N, impl, column): mean over seeds} of the committed GPU run (fp8_rotation.py on
+    the H200, v10_fp8_warpspec), rows with status ok only."""
+    acc = {}
+    for r in read_csv(src("fp8_rotation_gpu", "fp8_rotation.csv")):
+        if r["status"] != "ok":
+            continue
+        for col in ("lse_mean_err", "o_mean_err"):
+            acc.setdefault((r["generator"], float(r["magnitude"]), int(r["head_dim"]), int(r["seqlen"]), r["impl"], col),
+                           []).append(float(r[col]))
+    return {k: statistics.mean(v) for k, v in acc.items()}
+
+
+@block(REF, "fp8_rotation_gpu")
+def ref_fp8_rotation_gpu():
+    m = fp8_rotation_gpu()
+
+    def ratios(gen, col, big):
+        return [m[(g, mm, d, n, "fp8_rotated", c)] / m[(g, mm, d, n, "fp8", c)] for (g, mm, d, n, i, c) in m
+                if g == gen and c == col and i == "fp8" and ((mm >= 10) if big else mm == 1)
+                and (g, mm, d, n, "fp8_rotated", c) in m]
+    dims = sorted({d for (_, _, d, _, _, _) in m})
+    ns = sorted({n for (_, _, _, n, _, _) in m})
+    parts = []
+    for gen in sorted({g for (g, *_rest) in m}):
+        parts.append(f"`{gen}` at M ≥ 10: LSE {rng(ratios(gen, 'lse_mean_err', True))}, "
+                     f"O {rng(ratios(gen, 'o_mean_err', True))}")
+    ones = [r for gen in {g for (g, *_rest) in m} for c in ("lse_mean_err", "o_mean_err") for r in ratios(gen, c, False)]
+    return (f"on the H200 ({run_name('fp8_rotation_gpu')}, v10_fp8_warpspec, d {'/'.join(map(str, dims))}, "
+            f"N {'/'.join(map(str, ns))}, mean over the seeds; FP8 with the rotation over FP8 without it, mean "
+            f"absolute error): " + "; ".join(parts) + f"; without outliers (M 1) {rng(ones)}")
 
 
 # ------------------------------------------------------------------------------------------------
