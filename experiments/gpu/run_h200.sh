@@ -35,7 +35,7 @@
 #             from one initialization (loss curves, step time, peak memory); cap T_TRAIN (130 s)
 #   example   python/example_compare_sdpa.py on two shapes
 #   ncu       Nsight Compute DRAM/L2 bytes of every variant at N in {1k, 4k, 16k} (ncu_collect.py)
-#   ceilings  copy bandwidth and bf16/fp16/fp32 GEMM rates (ceilings.py, two samples)
+#   ceilings  copy bandwidth and bf16/fp16/fp32/fp8 e4m3 GEMM rates (ceilings.py, two samples)
 #   bench     ioattn vs SDPA flash/cuDNN, the FA2 grid, two samples (bench_sdpa.py), passes
 #             $BENCH_PASSES (default fwd; mode backward: bwd,fwdbwd, --quick grid)
 #   tiles     v03_fa2_scalar over (Br, Bc) (bench_tiles.py)
@@ -138,7 +138,7 @@ stage context
   # The scripts may be newer than the binaries: SCRIPTS_COMMIT names the tree the scripts came from.
   echo "scripts: ${SCRIPTS_COMMIT:-$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)}$(git -C "$ROOT" -c core.fileMode=false status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (dirty tree)")"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "command: bash experiments/gpu/run_h200.sh $MODE (budget $BUDGET s; stages $STAGES; NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-} NCU_PASSES=${NCU_PASSES:-} NCU_BWD_VARIANTS=${NCU_BWD_VARIANTS:-} BENCH_PASSES=$BENCH_PASSES BENCH_ARGS=${BENCH_ARGS:-} TILES_ARGS=${TILES_ARGS:-} DECODE_ARGS=${DECODE_ARGS:-} VARLEN_ARGS=${VARLEN_ARGS:-} NCU_ARGS=${NCU_ARGS:-})"
+  echo "command: bash experiments/gpu/run_h200.sh $MODE (budget $BUDGET s; stages $STAGES; NCU_SEQLENS=${NCU_SEQLENS:-} NCU_VARIANTS=${NCU_VARIANTS:-} NCU_PASSES=${NCU_PASSES:-} NCU_BWD_VARIANTS=${NCU_BWD_VARIANTS:-} BENCH_PASSES=$BENCH_PASSES BENCH_ARGS=${BENCH_ARGS:-} TILES_ARGS=${TILES_ARGS:-} DECODE_ARGS=${DECODE_ARGS:-} VARLEN_ARGS=${VARLEN_ARGS:-} NCU_ARGS=${NCU_ARGS:-} FP8_ARGS=${FP8_ARGS:-})"
   # Kernel selectors in the environment change what a variant runs (e.g. IOATTN_V08P_ORDER): named here.
   echo "environment: $(env | grep -E '^IOATTN_[A-Z0-9_]+=' | grep -v '^IOATTN_CAPI=' | sort | tr '\n' ' ')"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
