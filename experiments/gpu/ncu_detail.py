@@ -2,13 +2,15 @@
 
     python3 experiments/gpu/ncu_detail.py --ioattn build-gpu/carry/ioattn --out DIR
         [--impls ioattn:bwd03_fa3_wgmma,sdpa:flash,sdpa:cudnn] [--pass bwd] [--seqlen 4096] [--head-dim 128]
+        [--causal] [--tag NAME]
 
 ncu_collect.py counts bytes over every kernel of a pass; this script asks why one kernel is as
 slow as it is: for each impl it profiles every kernel of one pass (a backward is 3-4 launches;
 --kernel-regex narrows the ioattn ones) with `--set full` (throughput, warp-state stall reasons, scheduler,
 occupancy, tensor-pipe and shared-memory utilization, source counters) and writes
-DIR/ncu_detail/<impl>.txt (ncu's details page) and DIR/ncu_detail/<impl>.csv (the raw metrics,
-`--page raw --csv`). Problem: bf16, 16 heads, batch * N = 16384, non-causal (as ncu_collect).
+DIR/ncu_detail/<impl>[_<tag>].txt (ncu's details page) and DIR/ncu_detail/<impl>[_<tag>].csv (the raw
+metrics, `--page raw --csv`). Problem: bf16, 16 heads, batch * N = 16384, non-causal unless --causal
+(as ncu_collect); --tag keeps several problems' files apart in one folder.
 Nothing is timed here: ncu serializes and replays the kernel; read its durations as relative.
 """
 import argparse
@@ -27,6 +29,8 @@ def main(argv=None):
     ap.add_argument("--pass", dest="pass_", choices=["fwd", "bwd"], default="bwd")
     ap.add_argument("--seqlen", type=int, default=4096)
     ap.add_argument("--head-dim", type=int, default=128)
+    ap.add_argument("--causal", action="store_true", help="causal mask (default: none)")
+    ap.add_argument("--tag", default="", help="suffix of the output files' names, e.g. n512_d128_c1")
     ap.add_argument("--kernel-regex", default="",
                     help="ncu -k filter for the ioattn kernels, e.g. regex:kv_outer (default: every kernel of the pass)")
     ap.add_argument("--timeout", type=float, default=150)
@@ -35,6 +39,9 @@ def main(argv=None):
     if n < 1 or 16384 % n:
         sys.exit(f"ncu_detail: --seqlen must divide 16384 (batch = 16384 / N; got {n})")
     b = 16384 // n
+    if args.tag and not all(ch.isalnum() or ch in "_-" for ch in args.tag):
+        sys.exit(f"ncu_detail: --tag takes letters, digits, '_' and '-' (got '{args.tag}')")
+    causal = ["--causal"] if args.causal else []
     out = os.path.join(args.out, "ncu_detail")
     os.makedirs(out, exist_ok=True)
     rc_all = 0
@@ -43,11 +50,11 @@ def main(argv=None):
         if kind == "ioattn":
             which = ["--backward", "--bwd-kernel", name] if args.pass_ == "bwd" else ["--kernel", name]
             target = [args.ioattn, "run", *which, "--batch", str(b), "--heads", str(h), "--seqlen", str(n),
-                      "--head-dim", str(d), "--dtype", "bf16", "--profile"]
+                      "--head-dim", str(d), "--dtype", "bf16", *causal, "--profile"]
             regex = args.kernel_regex
         elif impl in ("sdpa:flash", "sdpa:cudnn", "sdpa:efficient", "peer:triton_fa2"):  # peers/profile_one.py's
             target = [sys.executable, PEER_TARGET, "--impl", impl, "--batch", str(b), "--heads", str(h),
-                      "--seqlen", str(n), "--head-dim", str(d), "--dtype", "bf16", "--pass", args.pass_]
+                      "--seqlen", str(n), "--head-dim", str(d), "--dtype", "bf16", "--pass", args.pass_, *causal]
             regex = ""
         else:
             sys.exit(f"ncu_detail: unknown impl '{impl}' (ioattn:<variant>, or a peer of peers/profile_one.py)")
@@ -55,7 +62,7 @@ def main(argv=None):
         base = ["ncu", "--clock-control", "none", "--profile-from-start", "off", "--set", "full"]
         if regex:
             base += ["-k", regex]
-        stem = os.path.join(out, impl.replace(":", "_"))
+        stem = os.path.join(out, impl.replace(":", "_") + (f"_{args.tag}" if args.tag else ""))
         rep = stem + ".ncu-rep"
         res = subprocess.run(base + ["-f", "-o", stem] + target, capture_output=True, text=True,
                              timeout=args.timeout)
