@@ -31,6 +31,9 @@ namespace ioattn::kernels::ws {
 
 // Named barrier ids of the ping-pong (0 is __syncthreads): consumer c waits on kSchedBar + c.
 constexpr int kSchedBar = 1;
+// Named barrier of consumer c's own 128 threads before its TMA store of O (v08p): kEpiBar + c, after
+// the ping-pong's ids (at most three consumers).
+constexpr int kEpiBar = kSchedBar + 3;
 
 // The ring's buffer and the parity a full barrier is waited for, for tile n (header).
 template <int kStages>
@@ -94,6 +97,24 @@ __device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap* map
       "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
 }
+// One box of shared memory at `src` to a 4-D tensor map's box (coordinates as tma_load_4d); the
+// unit clips the parts of the box outside the tensor (rows past seqlen, columns past d are not
+// written). Asynchronous: the writes to shared memory it reads must be made visible to the async
+// proxy first (fence_proxy_async, then a barrier of the writing threads), and `src` may be written
+// again only after bulk_wait_read. HBM write.
+__device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, uint32_t src, int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+          reinterpret_cast<uint64_t>(map)),
+      "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+// Close the calling thread's bulk group (the stores issued since the last commit).
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Wait until every committed bulk store of the calling thread has read its shared memory.
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+// Make this thread's generic-proxy writes to shared memory visible to the async proxy (TMA, wgmma).
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 // The same for a 3-D tensor map (column, row, matrix). HBM read.
 __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1,
                                             int c2) {
