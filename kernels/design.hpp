@@ -52,7 +52,9 @@ inline constexpr VariantDesign kVariantDesigns[] = {
     {"v08_fa3_warpspec", "wgmma/warp-specialized/fragments/walk=up"},  // TMA producer warp, 2 consumer warpgroups in ping-pong, v06's overlap inside each
     // v08 on a persistent grid: the same pipeline per tile; its launch reports the order
     // (persistent_bh_major / persistent_qblock_major_rev, modeled as bh_major / qblock_major_rev: the
-    // same waves); the overlap of one tile's epilogue with the next tile's loads is not modeled.
+    // same waves; persistent_bh_major_rev, masked at short N, as bh_major: the grouping of heads, not
+    // the reversal within a head); the overlap of one tile's epilogue with the next tile's loads is
+    // not modeled.
     {"v08p_fa3_persistent", "wgmma/warp-specialized/fragments/walk=up"},
     // v07: mma.sync decoding kernel (split-KV); its warps issue the cp.async copies of the next K/V
     // stages between tiles, behind one CTA barrier per tile (kv=inline: no producer warp); a paged

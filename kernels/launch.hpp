@@ -78,6 +78,11 @@ using LaunchStatus = std::optional<std::string>;
 //                       walks the tiles c, c + grid_x, ... of the bh_major / qblock_major_rev order
 //                       of (b*Hq + h, query block); the first for unmasked problems, the second
 //                       (heavy first) for masked ones (v08p; kernels/tile_scheduler.hpp)
+//     persistent_bh_major_rev
+//                       the same grid walking bh_major with each head's query blocks reversed
+//                       (heavy first within a head): v08p's masked order where its balance
+//                       allows (short N); the simulator models it as bh_major (the grouping of
+//                       heads, not the reversal within a head)
 //     rows_strided      grid-stride loops over elements or rows; a CTA owns no tile (v01)
 //     kv_bh_major       1-D grid, CTA = (b*Hkv + h_kv)*Tc + key_block: all key blocks of one K/V
 //                       head are dispatched together, each CTA walking every query head of its

@@ -89,7 +89,12 @@ std::string_view grid_order_name(GridOrder g) {
 std::optional<GridOrder> parse_grid_order(std::string_view s) {
   // A persistent grid walking its tiles in an order (kernels/tile_scheduler.hpp) runs the same waves
   // as the non-persistent grid dispatched in that order: the same GridOrder.
-  if (s.starts_with("persistent_")) s.remove_prefix(std::string_view("persistent_").size());
+  if (s.starts_with("persistent_")) {
+    s.remove_prefix(std::string_view("persistent_").size());
+    // Head major with each head's query blocks heavy first: the heads of bh_major's waves (the
+    // reversal within a head is not modeled).
+    if (s == "bh_major_rev") return GridOrder::bh_major;
+  }
   for (auto v : {GridOrder::bh_major, GridOrder::bh_major_splits, GridOrder::qblock_major, GridOrder::qblock_major_rev})
     if (s == grid_order_name(v)) return v;
   return std::nullopt;

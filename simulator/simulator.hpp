@@ -234,6 +234,8 @@ std::string_view dq_mode_name(DqMode m);
 // rounds reversed) keeps each wave's tiles, so it is the same order here; the plain round robin's
 // drift (CTAs of lighter rounds running ahead, which measured 2.3x the DRAM reads at causal d 128,
 // N 16k: experiments/results/h200/2026-12-01_72352b5_v08p_order) is not modeled.
+// persistent_bh_major_rev (v08p's head-major order for masked problems: each head's query blocks
+// heavy first) is modeled as bh_major: the same heads per wave; the reversal within a head is not.
 enum class GridOrder { bh_major, bh_major_splits, qblock_major, qblock_major_rev };
 std::string_view grid_order_name(GridOrder g);
 std::optional<GridOrder> parse_grid_order(std::string_view s);
