@@ -47,6 +47,9 @@ REPO = Path(__file__).resolve().parent.parent
 ROLE_FILES = {"bench": "bench.csv", "ncu": "ncu.csv", "tiles": "tiles.csv", "bwd": "bench.csv",
               "train": "train_gpt.json", "fast": "bench.csv", "fp8": "bench.csv",
               "decode": "decode.csv",  # decode: bench_decode.py's split-KV decode rows (issue 12)
+              # decode_pages: a decode run over more page sizes (e.g. 1 and 64) beside its own
+              # contiguous rows, read on its own (README's decode_pages sentence), never mixed with decode
+              "decode_pages": "decode.csv",
               "varlen": "varlen.csv",  # varlen: bench_varlen.py's packed batch vs SDPA on the padded one
               "heldout": "bench.csv"}  # heldout: the simulator's held-out runs (expected_time.py; + ncu.csv)
 ROLES = tuple(ROLE_FILES)

@@ -555,6 +555,44 @@ def decode_headline(rows, copy, copy_samples, dirs):
             + ", ".join(b1_p) + f". The copy ceiling is not a hard bound: {over_t}")
 
 
+def decode_pages_headline():
+    """One sentence for README.md: the role decode_pages (a decode run over more page sizes, each
+    paged row against the same run's contiguous row): per page size, the faster decode rung on the
+    paged cache (v07 or v07b) over the faster one on the contiguous cache of the same configuration,
+    over the whole grid and at seqlen_k >= 8k, batch >= 16 (issue 12's target region), and how many
+    configurations are within issue 12's 10 %."""
+    sys.path.insert(0, os.path.join(REPO, "paper"))
+    from gen_decode import TARGETS as T
+    import decode_model as dm
+    files = results_index.canonical_csvs("decode_pages")
+    if not files:
+        return "no decode run over further page sizes is canonical"
+    rows, _ = dm.measured(files)
+    raw = [r for f in files for r in read_csv(str(f)) or [] if r.get("status") == "ok" and r.get("seqlen_k")]
+    samples = len({r.get("sample") for r in raw})
+    i = lambda r, c: int(float(r[c]))  # noqa: E731
+    at = {(r["impl"], i(r, "batch"), i(r, "seqlen_q"), i(r, "seqlen_k"), i(r, "page_size")): r["gbps"]
+          for r in rows if r["impl"] in (dm.V07, dm.V07B)}
+    cfgs = sorted({k[1:4] for k in at if k[4] == 0})
+    pages = sorted({k[4] for k in at if k[4] > 0})
+    contig = {c: max(at.get((x,) + c + (0,), 0.0) for x in (dm.V07, dm.V07B)) for c in cfgs}
+    parts = []
+    for pg in pages:
+        q = {c: max(at.get((x,) + c + (pg,), 0.0) for x in (dm.V07, dm.V07B)) / contig[c]
+             for c in cfgs if contig[c] > 0 and any((x,) + c + (pg,) in at for x in (dm.V07, dm.V07B))}
+        if not q:
+            continue
+        tgt = [v for c, v in q.items() if c[2] >= T["nk"] and c[0] >= T["batch"]]
+        within = sum(v >= T["paged"] for v in q.values())
+        parts.append(f"pages of {pg}: {span(list(q.values()))} over {len(q)} configurations ({within} within "
+                     f"{round(100 * (1 - T['paged']))} %)" + (f", {span(tgt)} at seqlen_k ≥ {nk(T['nk'])} and batch ≥ "
+                                                             f"{T['batch']}" if tgt else ""))
+    src = ", ".join(f"`{rel(f.parent)}/`" for f in files)
+    return (f"every page size against the contiguous cache of the same run ({src}; {samples} sample"
+            f"{'s' if samples != 1 else ''}, {len(cfgs)} configurations; the faster rung paged over the faster "
+            f"rung contiguous, GB/s ratio): " + "; ".join(parts))
+
+
 class _Values:
     """The `nb` that paper/gen_fp8.py's precision() writes into: use() returns the rows of a file
     that `keep` accepts (the slice a sentence speaks of), val() records the value."""
@@ -752,6 +790,7 @@ def main(argv):
     top_new = replace_inline(top_new, "bwd_target", bwd_target(brows) if brows else "no backward benchmark is canonical", top)
     top_new = replace_inline(top_new, "fast_headline", fast_headline(load_fast()), top)
     top_new = replace_inline(top_new, "decode_headline", decode_headline(*load_decode()), top)
+    top_new = replace_inline(top_new, "decode_pages", decode_pages_headline(), top)
     top_new = replace_inline(top_new, "fp8_headline", fp8_headline(), top)
     top_new = replace_inline(top_new, "varlen_headline", varlen_headline(*load_varlen()), top)
     if check:
@@ -760,7 +799,7 @@ def main(argv):
             print(f"FAIL: {f}: a generated block differs from the committed data (run experiments/gpu/readme_table.py)")
         if not bad:
             print(f"PASS: {readme} (MEASURED, PERF, CHECK, BWD_MEASURED, BWD_PERF, BWD_CHECK) and {top} "
-                  "(h200_headline, bwd_headline, bwd_target, fast_headline, decode_headline, fp8_headline, "
+                  "(h200_headline, bwd_headline, bwd_target, fast_headline, decode_headline, decode_pages, fp8_headline, "
                   "varlen_headline) match the canonical run")
         return 1 if bad else 0
     for f, a, b in ((readme, text, new), (top, top_text, top_new)):
