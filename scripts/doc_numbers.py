@@ -40,6 +40,8 @@ SOURCES = {
     "fp8_gap_lazy": "experiments/results/h200/2026-12-01_4eddfc3_fp8_lazy/fp8/bench.csv",  # run_h200.sh fp8 (then default)
     "fp8_gap_eager": "experiments/results/h200/2026-12-01_4eddfc3_fp8_eager/fp8/bench.csv",  # IOATTN_V10_RESCALE=eager
     "fp8_gap_fast": "experiments/results/h200/2026-12-01_4eddfc3_fp8_fastpromote/fp8/bench.csv",  # IOATTN_V10_S_PROMOTE=fast
+    # v08p vs cuDNN at short N (experiments/gpu/short_n_gap.py reads these ncu_detail.py folders, oldest first)
+    "short_n_runs": ["experiments/results/h200/2026-12-02_a109f05_ncu_shortn"],  # experiments/gpu/ncu_detail.py
 }
 
 CPU_SUITES = ("reference", "simulator", "spec")  # verify/ folders whose tests the CPU run records
@@ -663,6 +665,28 @@ def ker_fp8_gap_row():
 def top_fp8_gap_summary():
     g, f, _ = fp8_gap()
     return g.render_summary(f)
+
+
+# v08p at short N (kernels/README.md, README.md): experiments/gpu/short_n_gap.py's table and sentence
+def short_n_gap():
+    sys.path.insert(0, os.path.join(ROOT, "experiments", "gpu"))
+    import short_n_gap as g
+    try:
+        return g, g.build(SOURCES["short_n_runs"], ROOT)
+    except g.GapError as e:
+        raise DataError(str(e)) from None
+
+
+@block(KER, "short_n_gap")
+def ker_short_n_gap():
+    g, rows = short_n_gap()
+    return g.render_block(rows, SOURCES["short_n_runs"])
+
+
+@block("README.md", "short_n_gap_summary")
+def top_short_n_gap_summary():
+    g, rows = short_n_gap()
+    return g.render_summary(rows)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,0 +1,222 @@
+"""experiments/gpu/short_n_gap.py: where v08p loses to cuDNN at short sequences, as generated Markdown
+from committed Nsight Compute reports (CPU only; reads files, runs nothing on a GPU).
+
+  python3 experiments/gpu/short_n_gap.py                # print the block for the runs scripts/doc_numbers.py names
+  python3 experiments/gpu/short_n_gap.py --runs DIR...  # ncu_detail folders, oldest first
+  python3 experiments/gpu/short_n_gap.py --self-test    # the parser and the arithmetic on synthetic rows
+
+Input: folders written by experiments/gpu/ncu_detail.py --pass fwd --tag nN_dD_cC: one
+`<impl>_<tag>.csv` per implementation and problem (ncu --page raw --csv: a header row of metric
+names, a row of units, one row per profiled kernel; ncu_detail.py profiles one forward call, so one
+kernel row). The problem is bf16, 16 heads, batch 16384 / N (ncu_detail.py's); the tag names N, d
+and causal. Each folder's context.txt names the commit of its binaries.
+Per report (nothing fitted; every number is a metric of the report):
+  duration          gpu__time_duration.sum (ncu replays the kernel serialized, clocks unlocked: read as
+                    relative to the other kernel of the same problem and run)
+  DRAM read         dram__bytes_read.sum (compulsory: Q, K, V once = 3 B H N d 2 bytes)
+  instructions      smsp__inst_executed.sum (warp instructions)
+  issue active      smsp__issue_active.avg.pct_of_peak_sustained_active
+  O store           bytes used per 32-byte sector by global stores
+                    (smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio) and their count
+                    (smsp__sass_inst_executed_op_global_st.sum; 0: the kernel stores O by TMA)
+  stalls            the three largest smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio
+                    (cycles a warp spends stalled for that reason per issued instruction), 'selected' aside
+Exit 2 with one line for a missing folder, file or metric.
+"""
+import argparse
+import csv
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The runs the READMEs quote (scripts/doc_numbers.py SOURCES short_n_*), oldest first.
+DEFAULT_RUNS = ["experiments/results/h200/2026-12-02_a109f05_ncu_shortn"]
+PEER = "sdpa_cudnn"
+OURS = "ioattn_v08p_fa3_persistent"
+TAG_RE = re.compile(r"^(?P<impl>.+)_n(?P<n>\d+)_d(?P<d>\d+)_c(?P<c>[01])\.csv$")
+UNIT = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
+        "ns": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3, "s": 1e6, "second": 1e6}
+STALL = re.compile(r"^smsp__average_warps_issue_stalled_(?P<r>\w+)_per_issue_active\.ratio$")
+
+
+class GapError(Exception):
+    pass
+
+
+def num(text):
+    t = (text or "").replace(",", "").strip()
+    try:
+        return float(t)
+    except ValueError:
+        return None
+
+
+def read_report(path):
+    """{metric: (value, unit)} of the last kernel row of one `ncu --page raw --csv` file."""
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    if len(rows) < 3:
+        raise GapError(f"{path}: no kernel row (header, units, then one row per kernel)")
+    head, units, last = rows[0], rows[1], rows[-1]
+    if len(last) != len(head):
+        raise GapError(f"{path}: the last row has {len(last)} fields, the header {len(head)}")
+    return {h: (v, u) for h, u, v in zip(head, units, last)}
+
+
+def metric(rep, name, path, scale_to=None):
+    if name not in rep:
+        raise GapError(f"{path}: no metric {name}")
+    v, u = rep[name]
+    x = num(v)
+    if x is None:
+        raise GapError(f"{path}: metric {name} is not a number ('{v}')")
+    if scale_to == "bytes":
+        if u not in UNIT:
+            raise GapError(f"{path}: metric {name} has unit '{u}', not a byte unit")
+        x *= UNIT[u]
+    elif scale_to == "us":
+        if u not in UNIT:
+            raise GapError(f"{path}: metric {name} has unit '{u}', not a time unit")
+        x *= UNIT[u]
+    return x
+
+
+def facts_of(path):
+    rep = read_report(path)
+    stalls = sorted(((metric(rep, k, path), m.group("r")) for k in rep if (m := STALL.match(k))
+                     and m.group("r") != "selected" and num(rep[k][0]) is not None), reverse=True)
+    return {"us": metric(rep, "gpu__time_duration.sum", path, "us"),
+            "dram": metric(rep, "dram__bytes_read.sum", path, "bytes"),
+            "inst": metric(rep, "smsp__inst_executed.sum", path),
+            "issue": metric(rep, "smsp__issue_active.avg.pct_of_peak_sustained_active", path),
+            "st": metric(rep, "smsp__sass_inst_executed_op_global_st.sum", path),
+            "st_bps": metric(rep, "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio", path),
+            "stalls": stalls[:3]}
+
+
+def commit_of(folder):
+    ctx = os.path.join(folder, "context.txt")
+    if os.path.exists(ctx):
+        for ln in open(ctx):
+            if ln.startswith("commit:"):
+                return ln.split(":", 1)[1].strip()[:7]
+    return os.path.basename(folder.rstrip("/")).split("_")[1] if "_" in os.path.basename(folder) else "?"
+
+
+def build(runs, root=ROOT):
+    """[{run, commit, impl, n, d, causal, facts}] of every report in the folders, in folder order."""
+    out = []
+    for run in runs:
+        folder = os.path.join(root, run)
+        if not os.path.isdir(folder):
+            raise GapError(f"no folder {run}")
+        for name in sorted(os.listdir(folder)):
+            m = TAG_RE.match(name)
+            if m:
+                out.append({"run": run, "commit": commit_of(folder), "impl": m.group("impl"), "n": int(m.group("n")),
+                            "d": int(m.group("d")), "causal": int(m.group("c")),
+                            "facts": facts_of(os.path.join(folder, name))})
+    if not out:
+        raise GapError(f"no <impl>_nN_dD_cC.csv report in {', '.join(runs)}")
+    return out
+
+
+def compulsory(r):
+    b = 16384 // r["n"]
+    return 3 * b * 16 * r["n"] * r["d"] * 2
+
+
+def short(impl):
+    return {PEER: "cuDNN", OURS: "v08p", "peer_triton_fa2": "Triton"}.get(impl, impl)
+
+
+def render_block(rows, runs):
+    lines = ["", f"Nsight Compute, one forward call each (bf16, 16 heads, batch x N = 16k; `{', '.join(runs)}`; "
+             "written by `experiments/gpu/short_n_gap.py`; durations are ncu replays, compare within a problem):", "",
+             "| problem | binaries | kernel | ncu µs | vs cuDNN | DRAM read MB (compulsory) | warp instr. M | issue active % "
+             "| global stores (B used / 32 B sector) | top stalls (cycles / issued instr.) |",
+             "|---|---|---|---:|---:|---:|---:|---:|---|---|"]
+    peer = {(r["run"], r["n"], r["d"], r["causal"]): r["facts"]["us"] for r in rows if r["impl"] == PEER}
+    for r in sorted(rows, key=lambda r: (r["d"], r["n"], r["causal"], r["impl"] != PEER, r["run"])):
+        f = r["facts"]
+        p = peer.get((r["run"], r["n"], r["d"], r["causal"]))
+        vs = f"{f['us'] / p:.2f}x" if p and r["impl"] != PEER else "1" if r["impl"] == PEER else "-"
+        st = f"{f['st'] / 1e3:.0f}k ({f['st_bps']:.1f})" if f["st"] > 0 else "none (TMA)"
+        stalls = ", ".join(f"{name} {v:.2f}" for v, name in f["stalls"])
+        lines.append(f"| N {r['n']}, d {r['d']}, causal {r['causal']} | {r['commit']} | {short(r['impl'])} | {f['us']:.0f} | {vs} "
+                     f"| {f['dram'] / 1e6:.0f} ({compulsory(r) / 1e6:.0f}) | {f['inst'] / 1e6:.1f} | {f['issue']:.0f} | {st} | {stalls} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_summary(rows):
+    """One sentence: the first run's v08p against cuDNN at N 512, d 128, causal 0 and 1."""
+    first = rows[0]["run"]
+    at = {(r["impl"], r["n"], r["d"], r["causal"]): r["facts"] for r in rows if r["run"] == first}
+    parts = []
+    for c in (0, 1):
+        o, p = at.get((OURS, 512, 128, c)), at.get((PEER, 512, 128, c))
+        if not o or not p:
+            continue
+        parts.append(f"causal {c}: {o['us'] / p['us']:.2f}x cuDNN's duration, DRAM read {o['dram'] / 1e6:.0f} vs "
+                     f"{p['dram'] / 1e6:.0f} MB, {o['inst'] / p['inst']:.2f}x its warp instructions, issue active "
+                     f"{o['issue']:.0f} vs {p['issue']:.0f} %, O stored by {o['st'] / 1e3:.0f}k global stores using "
+                     f"{o['st_bps']:.1f} of 32 bytes per sector" + (" (cuDNN: none, TMA)" if p["st"] == 0 else ""))
+    if not parts:
+        raise GapError(f"{first}: no v08p and cuDNN reports at N 512, d 128")
+    return f"at N 512, d 128 (`{first}`): " + "; ".join(parts)
+
+
+def self_test():
+    import tempfile
+    head = ["ID", "Kernel Name", "gpu__time_duration.sum", "dram__bytes_read.sum", "smsp__inst_executed.sum",
+            "smsp__issue_active.avg.pct_of_peak_sustained_active", "smsp__sass_inst_executed_op_global_st.sum",
+            "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio",
+            "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
+            "smsp__average_warps_issue_stalled_selected_per_issue_active.ratio",
+            "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"]
+    units = ["", "", "us", "Mbyte", "inst", "%", "inst", "byte/sector", "ratio", "ratio", "ratio"]
+    with tempfile.TemporaryDirectory() as t:
+        run = os.path.join(t, "2026-01-01_abc1234_x")
+        os.makedirs(run)
+        for impl, us, mb, st in ((OURS, "150", "402", "557,056"), (PEER, "100", "201", "0")):
+            with open(os.path.join(run, f"{impl}_n512_d128_c1.csv"), "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerows([head, units, ["0", "k", us, mb, "1,000,000", "30", st, "16", "2", "1", "0.5"]])
+        rows = build([run], root="/")
+        assert len(rows) == 2 and {r["impl"] for r in rows} == {OURS, PEER}, rows
+        o = next(r for r in rows if r["impl"] == OURS)
+        assert o["facts"]["dram"] == 402e6 and o["facts"]["st"] == 557056, o
+        assert [n for _, n in o["facts"]["stalls"]] == ["wait", "barrier"], o["facts"]["stalls"]
+        s = render_summary(rows)
+        assert "causal 1: 1.50x" in s and "402 vs 201 MB" in s and "(cuDNN: none, TMA)" in s, s
+        b = render_block(rows, [run])
+        assert "| 1.50x |" in b and "none (TMA)" in b and "402 (201)" in b, b
+        try:
+            build([os.path.join(t, "missing")], root="/")
+            raise AssertionError("a missing folder must fail")
+        except GapError:
+            pass
+    print("short_n_gap.py self-test: PASS")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", nargs="+", default=DEFAULT_RUNS, help="ncu_detail folders (repository-relative)")
+    ap.add_argument("--self-test", action="store_true")
+    a = ap.parse_args(argv)
+    if a.self_test:
+        self_test()
+        return 0
+    try:
+        rows = build(a.runs)
+    except GapError as e:
+        print(f"short_n_gap.py: {e}", file=sys.stderr)
+        return 2
+    print(render_block(rows, a.runs))
+    print(render_summary(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
