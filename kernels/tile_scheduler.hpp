@@ -127,7 +127,12 @@ struct TileScheduler {
   }
 
   // The work tile at order position t, 0 <= t < tiles(); 32-bit arithmetic (the launch refuses
-  // problems of 2^31 tiles or more; batch * heads_q <= 2^20 by validate()).
+  // problems of 2^31 tiles or more; batch * heads_q <= 2^20 by validate()). head_major_rev is head
+  // major walked from the end, t' = tiles - 1 - t, with the heads renumbered back (u = H - 1 - u'):
+  // u = t / Tr, q = Tr - 1 - t % Tr, sharing head major's division. Written as a branch of its own
+  // (q = Tr - 1 - t % Tr) it made ptxas spill 4 bytes of stores (24 of loads) in v08p's default
+  // d 256 kernel, with selects instead of branches 12 (nvcc 13.0, sm_90a, -Xptxas -v); this form
+  // spills none there.
   IOATTN_HD constexpr WorkTile tile_at(int t) const {
     const int heads = batch * heads_q;
     int u = 0, q = 0;  // u = b * Hq + h
@@ -135,9 +140,11 @@ struct TileScheduler {
       q = q_blocks - 1 - t / heads;
       u = t % heads;
     } else {
+      const bool rev = order == TileOrder::head_major_rev;
+      if (rev) t = heads * q_blocks - 1 - t;
       u = t / q_blocks;
       q = t % q_blocks;
-      if (order == TileOrder::head_major_rev) q = q_blocks - 1 - q;
+      if (rev) u = heads - 1 - u;
     }
     return {u / heads_q, u % heads_q, q};
   }
