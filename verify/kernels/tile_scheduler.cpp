@@ -116,7 +116,7 @@ TEST(TileScheduler, CausalIsLongestFirstAndBalanced) {
   EXPECT_GE(checked, 30);  // the causal shapes above, every tile
 }
 
-// Serpentine assignment (IOATTN_V08P_ORDER=serpentine): for any grid, the slots a CTA walks still
+// Serpentine assignment (v08p under every IOATTN_V08P_ORDER but rr): for any grid, the slots a CTA walks still
 // visit every tile once; each round holds the plain round robin's tiles (same waves); and under a
 // causal mask the busiest CTA has no more work than under the plain round robin, and is within one
 // tile's cost of the least busy.
