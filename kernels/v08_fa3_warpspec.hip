@@ -77,11 +77,13 @@
 // of one block per (b, h, query block):
 //   the grid is one block per SM (fewer when there are fewer work tiles; IOATTN_V08P_CTAS=N caps it,
 //   for tests); block c walks the work tiles c, c + grid, ... of kernels/tile_scheduler.hpp's static
-//   order: heavy query blocks first under a causal mask or window (the round robin then gives no
+//   order: under a causal mask or window, heavy query blocks first (the round robin then gives no
 //   block more than one tile's cost above another; the serpentine assignment, the default, reverses
 //   every other round, which cancels CTA 0's per-round surplus and keeps the CTAs on neighbouring
-//   query blocks, so the heads' K/V stay in L2; IOATTN_V08P_ORDER=rr for the plain round robin),
-//   head major otherwise (a head's query blocks
+//   query blocks, so the heads' K/V stay in L2; IOATTN_V08P_ORDER=rr for the plain round robin), or
+//   head major with each head's query blocks heavy first where that balances within 3 % (short N:
+//   heavy first walks every head's K/V between two query blocks of one head; chosen per launch,
+//   IOATTN_V08P_ORDER=auto, heavy or head), head major otherwise (a head's query blocks
 //   side by side, the query heads of a GQA group consecutive: K_j, V_j read from HBM about once
 //   per (b, h_kv) while they stay in L2). Static, not an atomic counter: the header there says why.
 //   The mbarriers are initialized once; the K/V rings, and a Q ring of its own, run on across work
@@ -94,8 +96,13 @@
 //   and each loop fits the producer's 24 registers; one thread for all three spilled at d 256).
 //   The producer threads run ahead into the
 //   next tile as soon as buffers free, so the next tile's Q, K_0, K_1, V_0 load while the consumers
-//   run this tile's last softmax, last P V and epilogue. The epilogue writes O and LSE from registers to
-//   global memory (no shared memory: nothing to race with the next tile's loads). The ping-pong's
+//   run this tile's last softmax, last P V and epilogue. The epilogue (two Q buffers: V08Tile's
+//   kTmaEpilogue) writes O / l into the consumer's 64 rows of its tile's Q buffer, which no S = Q K^T
+//   reads any more, and one thread per consumer stores them by TMA; the Q buffer's empty barrier
+//   (one arrival per consumer) completes once those stores have read it, so the next-but-one tile's
+//   Q cannot overwrite O before it left (why: the register stores before it filled half of each
+//   32-byte sector, 2026-12-02_a109f05_ncu_shortn). With one Q buffer (d 256), and for tiles without
+//   key tiles (which own no Q buffer), O and LSE go from registers to global memory. The ping-pong's
 //   round robin also runs on across tiles (each consumer issues n_tiles times per tile): the last
 //   consumer's up-front arrival happens once per block, consumer 0's closing wait once at its end.
 //   Invariants (what keeps the protocol sound across tiles): (1) every thread walks the same tiles
@@ -106,16 +113,19 @@
 //   barrier; the producer refills that buffer only once its empty barrier completed the previous
 //   phase (all 4 kC consumer warps released ring tile r - kStages), so no full barrier runs a phase
 //   ahead of the slowest consumer and one parity bit names the phase. (3) the Q ring likewise with
-//   qn (Q loads of tiles with key tiles), released after the tile's last S = Q K^T. (4) per tile
+//   qn (Q loads of tiles with key tiles), released after the tile's last S = Q K^T (with the TMA
+//   epilogue: after its O stores have read the buffer). (4) per tile
 //   each consumer issues n_tiles times, in round robin from consumer 0 to consumer kC - 1, whose last
 //   pass goes to consumer 0: the slot is at consumer 0 at every tile's start. (5) shared memory is
-//   written only by TMA, into buffers whose empty barrier completed; the epilogue writes global only.
+//   written by TMA into buffers whose empty barrier completed, and by the TMA epilogue into its own
+//   rows of its tile's Q buffer, which stays unreleased (no producer writes it) until the stores read it.
 //   Shared memory +Q (Br, kDp) + 16 bytes of barriers: d 64 Br 192 x Bc 128 115,808 bytes, d 128
 //   197,728, d 256 197,712 (one Q buffer; static_assert below).
 //   HBM traffic: the same formula as above (each work tile loads what a block did); what changes is
 //   how much of K/V is served by L2 (the order) and the launch/prologue/epilogue gaps between tiles.
-//   The simulator models the order (the launch reports persistent_bh_major / persistent_qblock_major_rev,
-//   read as bh_major / qblock_major_rev: the same waves), not the overlap across tiles.
+//   The simulator models the order (the launch reports persistent_bh_major / persistent_qblock_major_rev
+//   / persistent_bh_major_rev, read as bh_major / qblock_major_rev / bh_major: the same waves; the
+//   reversal within a head is not modeled), not the overlap across tiles.
 //   Registers (ptxas -v, CUDA 13.0, sm_90a, all 23 rows x fp16/bf16): 168 (Br 128) / 128 (Br 192)
 //   at launch, 24 / 240 or 24 / 160 after setmaxnreg, no wgmma serialization, 0 bytes of spills in
 //   every row but two without ping-pong (IOATTN_V08_CONFIG-only: d 64 Br 192 and d 256): 4 bytes of
@@ -134,10 +144,13 @@
 // be 16-byte aligned (TMA); cuTensorMapEncodeTiled's refusal is returned as one line. AMD: refused
 // (no wgmma, no TMA; v05 is the AMD path).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -201,6 +214,12 @@ struct V08Tile {
   // Q full (kQStages); K full/empty, V full/empty per stage; persistent: Q empty (kQStages).
   static constexpr int kBarriers = kQStages * (kPersistent_ ? 2 : 1) + 4 * kStages_;
   static constexpr int kSmemBytes = kRingBytes + kQStages * kQBytes + 8 * kBarriers;
+  // Persistent with two Q buffers: O leaves through shared memory by TMA stores (the epilogue
+  // writes O / l into its tile's Q buffer, whose S = Q K^T are all done, and one thread per
+  // consumer stores the 64-row boxes; the buffer is released once the stores have read it). With
+  // one Q buffer (d 256) that release would hold the next tile's Q load until this tile's end, so
+  // O goes from registers to global memory as in v08.
+  static constexpr bool kTmaEpilogue = kPersistent_ && kQStages == 2;
   static_assert(kD_ == 64 || kD_ == 96 || kD_ == 128 || kD_ == 192 || kD_ == 256, "head-dim classes: 64, 96, 128, 192, 256");
   static_assert(kBr_ == 128 || kBr_ == 192, "Br: two or three consumer warpgroups of 64 rows");
   static_assert(kBc_ == 64 || kBc_ == 128 || kBc_ == 192, "Bc: S = Q K^T as wgmma N = 64 / 128 chunks; a TMA box has <= 256 rows");
@@ -227,6 +246,7 @@ static_assert(V08Tile<128, 128, 128, 2, true, true>::kSmemBytes == 197728 &&
 // parameter space; CUtensorMap is 128-byte aligned).
 struct V08Maps {
   CUtensorMap q, k, v;
+  CUtensorMap o;  // v08p's TMA store of O (Q's box and swizzle); unset for v08
 };
 
 #if defined(IOATTN_V08_WS)
@@ -566,7 +586,9 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       mbar_init(k_empty(s), 4 * kC);  // lane 0 of each consumer warp
       mbar_init(v_empty(s), 4 * kC);
     }
-    for (int s = 0; s < kQStages; ++s) mbar_init(q_empty(s), 4 * kC);  // lane 0 of each consumer warp
+    // Lane 0 of each consumer warp, after the tile's last S; with the TMA epilogue the storing thread
+    // of each consumer, after its stores have read the buffer.
+    for (int s = 0; s < kQStages; ++s) mbar_init(q_empty(s), Tl::kTmaEpilogue ? kC : 4 * kC);
     mbar_init_fence();
   }
   __syncthreads();  // the last block-wide barrier: the roles part here
@@ -729,8 +751,9 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       for (int j = j_first + 1; j < ju0 && j < j_last; ++j) step(j - j_first, std::true_type{});
       for (int j = ju0; j < ju1; ++j) step(j - j_first, std::false_type{});
       for (int j = max(ju1, j_first + 1); j < j_last; ++j) step(j - j_first, std::true_type{});
-      // Every S = Q K^T of this work tile has completed: Q's buffer may take the next tile's Q.
-      mbar_arrive_lane0(q_empty(q_stage()), lane);
+      // Every S = Q K^T of this work tile has completed: Q's buffer may take the next tile's Q
+      // (with the TMA epilogue: once O, written there, has been stored).
+      if constexpr (!Tl::kTmaEpilogue) mbar_arrive_lane0(q_empty(q_stage()), lane);
       // The last P V.
       mbar_wait(v_full(stage(n_tiles - 1)), parity(n_tiles - 1), timed_out);
       issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n_tiles - 1), v_lbo, v_sbo);
@@ -744,29 +767,67 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     // inside the tile loop, which holds the MMA loop, makes ptxas serialize the wgmma); a thread whose
     // wait gave up runs on through the remaining tiles without waiting (so the named barriers still
     // balance) and traps there; the launch fails either way.
-    // Epilogue (v06's): O / l straight from the accumulators (4-byte stores), LSE = scale m + log l.
-    // Registers to global memory only: the next tile's loads into shared memory cannot race with it.
-    // The tile is decoded again here, from a copy of k the compiler cannot see through, so that b, h
-    // and the rows are not held in registers across the MMA loop (persistent: k is the only one).
+    // Epilogue: O / l and LSE = scale m + log l. The tile is decoded again here, from a copy of k the
+    // compiler cannot see through, so that b, h and the rows are not held in registers across the MMA
+    // loop (persistent: k is the only one).
     const WorkTile we = work_tile(opaque(k));
     const int wi0 = we.q * kBr + 64 * c + 16 * cw;
-    T* const g_O = g_O_all + a.q_offset(we.b, 0, we.h);
-    const int64_t q_stride = a.q_row_stride();
-    const int d = static_cast<int>(a.head_dim);  // a multiple of 8 (supports()): whole 8-column atoms
 #pragma unroll
     for (int s = 0; s < 2; ++s) l_i[s] = frag::row_allreduce_sum(l_i[s]);
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
       const int i = wi0 + lane / 4 + 8 * s;
-      if (i >= seqlen_q) continue;
-      const float inv_l = l_i[s] > 0.f ? 1.f / l_i[s] : 0.f;
-#pragma unroll
-      for (int tt = 0; tt < kDp / 8; ++tt)  // HBM write: O_i, once; atoms of columns >= d (padding) are not stored
-        if (8 * tt < d)
-          *reinterpret_cast<uint32_t*>(g_O + i * q_stride + 8 * tt + 2 * (lane % 4)) =
-              frag::pack2<T>(r_O[4 * tt + 2 * s] * inv_l, r_O[4 * tt + 2 * s + 1] * inv_l);
-      if (lane % 4 == 0)
+      if (i < seqlen_q && lane % 4 == 0)
         g_LSE[a.lse_offset(we.b, we.h, i)] = l_i[s] > 0.f ? m_i[s] * a.scale + logf(l_i[s]) : -INFINITY;
+    }
+    if (Tl::kTmaEpilogue && n_tiles > 0) {
+      // Through shared memory: this consumer's 64 rows of its tile's Q buffer take O / l in Q's own
+      // layout (panel p = columns 64p.., row r at 128 r bytes, its 16-byte chunk x at chunk x ^ (r % 8):
+      // the 128-byte swizzle of the TMA box), then one thread stores the kDp / 64 boxes through
+      // maps.o (Q's box: 64 columns x 64 rows; the unit clips rows past seqlen_q and columns past d).
+      // The fragment's 4-byte writes hit 32 distinct banks per instruction (row lane / 4 selects
+      // the chunk). Coalescing is the point: v08's register stores write 16 of a sector's 32 bytes
+      // per instruction (Nsight Compute, 2026-12-02_a109f05_ncu_shortn), TMA whole rows.
+      const uint32_t o_rows = s_Q + q_stage() * Tl::kQBytes + 64 * c * 128;
+#pragma unroll
+      for (int s = 0; s < 2; ++s) {
+        const int r = 16 * cw + lane / 4 + 8 * s;  // row within this consumer's 64; r % 8 = lane / 4
+        const float inv_l = l_i[s] > 0.f ? 1.f / l_i[s] : 0.f;
+#pragma unroll
+        for (int tt = 0; tt < kDp / 8; ++tt) {
+          const uint32_t addr = o_rows + (tt / 8) * (kBr * 128) + r * 128 + (((tt % 8) ^ (lane / 4)) * 16) + 4 * (lane % 4);
+          const uint32_t v = frag::pack2<T>(r_O[4 * tt + 2 * s] * inv_l, r_O[4 * tt + 2 * s + 1] * inv_l);
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+        }
+      }
+      fence_proxy_async();                // the writes above, visible to the TMA unit
+      named_bar_sync(kEpiBar + c, 128);   // ... from all 128 threads of this consumer
+      if (cw == 0 && lane == 0) {
+#pragma unroll
+        for (int p = 0; p < kDp / 64; ++p)  // HBM write: O_i, once
+          tma_store_4d(&maps.o, o_rows + p * (kBr * 128), 64 * p, we.h, we.q * kBr + 64 * c, we.b);
+        bulk_commit();
+        bulk_wait_read();                       // the stores have read the buffer:
+        mbar_arrive_lane0(q_empty(q_stage()), lane);  // it may take the next tile's Q (lane is 0)
+      }
+    } else {
+      // From the accumulators (v06's 4-byte stores; a tile without key tiles writes zeros this way,
+      // it owns no Q buffer). Registers to global memory only: the next tile's loads into shared
+      // memory cannot race with it.
+      T* const g_O = g_O_all + a.q_offset(we.b, 0, we.h);
+      const int64_t q_stride = a.q_row_stride();
+      const int d = static_cast<int>(a.head_dim);  // a multiple of 8 (supports()): whole 8-column atoms
+#pragma unroll
+      for (int s = 0; s < 2; ++s) {
+        const int i = wi0 + lane / 4 + 8 * s;
+        if (i >= seqlen_q) continue;
+        const float inv_l = l_i[s] > 0.f ? 1.f / l_i[s] : 0.f;
+#pragma unroll
+        for (int tt = 0; tt < kDp / 8; ++tt)  // HBM write: O_i, once; atoms of columns >= d (padding) are not stored
+          if (8 * tt < d)
+            *reinterpret_cast<uint32_t*>(g_O + i * q_stride + 8 * tt + 2 * (lane % 4)) =
+                frag::pack2<T>(r_O[4 * tt + 2 * s] * inv_l, r_O[4 * tt + 2 * s + 1] * inv_l);
+      }
     }
     kv0 += n_tiles, qn += n_tiles > 0 ? 1 : 0;
   }
@@ -822,21 +883,54 @@ LaunchStatus persistent_sms(int64_t& sms) {
   return std::nullopt;
 }
 
-// How the masked order's rounds go to the CTAs (kernels/tile_scheduler.hpp): IOATTN_V08P_ORDER=
-// serpentine (odd rounds reversed, the default) or rr (the plain round robin). Measured on the H200
+// A masked problem's tile order and how its rounds go to the CTAs (kernels/tile_scheduler.hpp),
+// set once the grid (sched.ctas) is known. IOATTN_V08P_ORDER=
+//   auto (or unset: the default)  choose_masked_order: head major with each head's query blocks
+//                                 heavy first when its busiest CTA has at most 3 % more work than
+//                                 under heavy first, else heavy first; serpentine rounds
+//   heavy (or serpentine, the old default's name)  heavy first, serpentine rounds
+//   head                          head major, each head's query blocks heavy first, serpentine
+//   rr                            heavy first, the plain round robin
+// Unmasked problems stay head major under every value. Why serpentine: measured on the H200
 // (2026-12-01_72352b5_v08p_order, causal d 128, N 16k, one CTA per SM): rr read 2.74 GB from DRAM
 // (L2 hit rate 61 %) where serpentine read 1.18 GB (79 %) and v08's grid 1.16 GB (80 %): under rr
 // the CTAs with lighter rounds run ahead into later query blocks and the heads' K/V no longer
 // share L2; serpentine keeps them together, and its time matched v08's (2.13 vs 2.11 ms under ncu).
-LaunchStatus persistent_assignment(bool& serpentine) {
-  serpentine = true;
-  const char* v = std::getenv("IOATTN_V08P_ORDER");
-  if (v == nullptr || v[0] == '\0' || std::string_view(v) == "serpentine") return std::nullopt;
-  if (std::string_view(v) == "rr") {
-    serpentine = false;
-    return std::nullopt;
+// Why head major at short N: heavy first walks every head's K/V between two query blocks of one
+// head (causal d 128, N 512, batch 32, 16 heads: 400 MB read against cuDNN's 201 MB, ncu in
+// 2026-12-02_a109f05_ncu_shortn); the header there has the model and the rule.
+// choose_masked_order, remembered per problem shape: it walks every tile (about 10 us at 2048 tiles,
+// 5 ms at 2^20), and a training step or a decode loop launches the same shapes over and over.
+TileOrder chosen_masked_order(const TileScheduler& s, const MaskSpec& m, int br, int bc) {
+  if (!s.masked()) return TileOrder::head_major;
+  using Key = std::array<int64_t, 11>;
+  const Key key{s.batch, s.heads_q, s.q_blocks, s.ctas, m.seqlen_q, m.seqlen_k, m.causal, m.window_left,
+                m.window_right, br, bc};
+  static std::mutex mu;
+  static std::map<Key, TileOrder> memo;
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
   }
-  return std::string("IOATTN_V08P_ORDER must be serpentine or rr (got '") + v + "')";
+  const TileOrder o = choose_masked_order(s, m, br, bc);
+  const std::lock_guard<std::mutex> lock(mu);
+  if (memo.size() >= 4096) memo.clear();  // bounded: many distinct shapes only cost the walk again
+  memo.emplace(key, o);
+  return o;
+}
+
+LaunchStatus persistent_assignment(TileScheduler& sched, const MaskSpec& m, int br, int bc) {
+  const char* v = std::getenv("IOATTN_V08P_ORDER");
+  const std::string_view name = v == nullptr ? "" : v;
+  sched.serpentine = name != "rr";  // rr keeps heavy first (make_tile_scheduler's masked order)
+  if (name.empty() || name == "auto") {
+    sched.order = chosen_masked_order(sched, m, br, bc);
+  } else if (name == "head") {
+    if (sched.masked()) sched.order = TileOrder::head_major_rev;
+  } else if (name != "heavy" && name != "serpentine" && name != "rr") {
+    return std::string("IOATTN_V08P_ORDER must be auto, heavy (or serpentine), head or rr (got '") + v + "')";
+  }
+  return std::nullopt;
 }
 
 template <class Tl>
@@ -848,7 +942,6 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
   if constexpr (Tl::kPersistent) {
     int64_t sms = 0;
     if (auto e = persistent_sms(sms)) return e;
-    if (auto e = persistent_assignment(sched.serpentine)) return e;
     const int64_t ctas = persistent_ctas(sched.tiles(), sms);
     sched.ctas = static_cast<int>(ctas);
     // The kernel counts work tiles and a CTA's K/V ring tiles in ints.
@@ -856,6 +949,7 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
     if (sched.tiles() + ctas > INT32_MAX || key_tiles_per_cta > INT32_MAX)
       return "v08p_fa3_persistent: batch * heads_q * ceil(seqlen_q / Br) + SMs and ceil(that / SMs) * ceil(seqlen_k / Bc) "
              "must be < 2^31";
+    if (auto e = persistent_assignment(sched, a.mask, Tl::kBr, Tl::kBc)) return e;  // needs sched.ctas
     grid = dim3(static_cast<unsigned>(ctas));
     order = sched.grid_order();
   } else {
@@ -868,6 +962,8 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
   if (auto e = encode(maps.q, variant, "Q", t.q, dt, a.batch, a.seqlen_q, a.heads_q, a.head_dim, 64)) return e;
   if (auto e = encode(maps.k, variant, "K", t.k, dt, a.batch, a.seqlen_k, a.heads_kv, a.head_dim, Tl::kBc)) return e;
   if (auto e = encode(maps.v, variant, "V", t.v, dt, a.batch, a.seqlen_k, a.heads_kv, a.head_dim, Tl::kBc)) return e;
+  if constexpr (Tl::kTmaEpilogue)  // O has Q's shape and layout: Q's boxes
+    if (auto e = encode(maps.o, variant, "O", t.o, dt, a.batch, a.seqlen_q, a.heads_q, a.head_dim, 64)) return e;
   // V's descriptor for the N-major B operand, as v06: LBO = Bc x 128 bytes (one 64-column panel of
   // d to the next), SBO = 1024 bytes (one 8-key group to the next).
   const uint32_t lbo = Tl::kBc * 128, sbo = 1024;
