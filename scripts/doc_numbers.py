@@ -41,7 +41,9 @@ SOURCES = {
     "fp8_gap_eager": "experiments/results/h200/2026-12-01_4eddfc3_fp8_eager/fp8/bench.csv",  # IOATTN_V10_RESCALE=eager
     "fp8_gap_fast": "experiments/results/h200/2026-12-01_4eddfc3_fp8_fastpromote/fp8/bench.csv",  # IOATTN_V10_S_PROMOTE=fast
     # v08p vs cuDNN at short N (experiments/gpu/short_n_gap.py reads these ncu_detail.py folders, oldest first)
-    "short_n_runs": ["experiments/results/h200/2026-12-02_a109f05_ncu_shortn"],  # experiments/gpu/ncu_detail.py
+    "short_n_runs": ["experiments/results/h200/2026-12-02_a109f05_ncu_shortn",  # experiments/gpu/ncu_detail.py
+                     "experiments/results/h200/2026-12-02_b7896cf_ncu_shortn",  # after the TMA epilogue and order
+                     "experiments/results/h200/2026-12-02_b7896cf_ncu_order"],  # head/, heavy/: IOATTN_V08P_ORDER
 }
 
 CPU_SUITES = ("reference", "simulator", "spec")  # verify/ folders whose tests the CPU run records

@@ -556,41 +556,60 @@ def decode_headline(rows, copy, copy_samples, dirs):
 
 
 def decode_pages_headline():
-    """One sentence for README.md: the role decode_pages (a decode run over more page sizes, each
-    paged row against the same run's contiguous row): per page size, the faster decode rung on the
-    paged cache (v07 or v07b) over the faster one on the contiguous cache of the same configuration,
-    over the whole grid and at seqlen_k >= 8k, batch >= 16 (issue 12's target region), and how many
-    configurations are within issue 12's 10 %."""
+    """One sentence for README.md: the role decode_pages (decode runs over more page sizes, each paged
+    row against the same run's contiguous row): per page size, the faster decode rung on the paged
+    cache (v07 or v07b) over the faster one on the contiguous cache of the same configuration, over
+    the configurations measured and at seqlen_k >= 8k, batch >= 16 (issue 12's target region), how
+    many are within issue 12's 10 %, and, where two runs (or samples) measured a configuration, how
+    far their ratios differ (each run's ratio from its own rows)."""
     sys.path.insert(0, os.path.join(REPO, "paper"))
     from gen_decode import TARGETS as T
     import decode_model as dm
     files = results_index.canonical_csvs("decode_pages")
     if not files:
         return "no decode run over further page sizes is canonical"
-    rows, _ = dm.measured(files)
-    raw = [r for f in files for r in read_csv(str(f)) or [] if r.get("status") == "ok" and r.get("seqlen_k")]
-    samples = len({r.get("sample") for r in raw})
+    RUNGS = (dm.V07, dm.V07B)
     i = lambda r, c: int(float(r[c]))  # noqa: E731
-    at = {(r["impl"], i(r, "batch"), i(r, "seqlen_q"), i(r, "seqlen_k"), i(r, "page_size")): r["gbps"]
-          for r in rows if r["impl"] in (dm.V07, dm.V07B)}
-    cfgs = sorted({k[1:4] for k in at if k[4] == 0})
-    pages = sorted({k[4] for k in at if k[4] > 0})
-    contig = {c: max(at.get((x,) + c + (0,), 0.0) for x in (dm.V07, dm.V07B)) for c in cfgs}
+
+    def ratios(rows):
+        """{(page, batch, nq, nk): faster paged / faster contiguous} of one set of rows."""
+        at = {(r["impl"], i(r, "batch"), i(r, "seqlen_q"), i(r, "seqlen_k"), i(r, "page_size")): r["gbps"]
+              for r in rows if r["impl"] in RUNGS}
+        out = {}
+        for (impl, b, nq, k, pg), _ in at.items():
+            if pg == 0:
+                continue
+            c0 = max(at.get((x, b, nq, k, 0), 0.0) for x in RUNGS)
+            if c0 > 0:
+                out[(pg, b, nq, k)] = max(at.get((x, b, nq, k, pg), 0.0) for x in RUNGS) / c0
+        return out
+
+    # one sample of one run: its rows with the gbps of that sample
+    per_sample = []
+    for f in files:
+        raw = [r for r in read_csv(str(f)) or [] if r.get("status") == "ok" and r.get("seqlen_k")]
+        for smp in sorted({r.get("sample") for r in raw}):
+            per_sample.append(ratios([dict(r, page_size=r.get("page_size") or 0, gbps=fnum(r.get("gbps")))
+                                      for r in raw if r.get("sample") == smp]))
+    med = ratios(dm.measured(files)[0])
+    pages = sorted({k[0] for k in med})
     parts = []
     for pg in pages:
-        q = {c: max(at.get((x,) + c + (pg,), 0.0) for x in (dm.V07, dm.V07B)) / contig[c]
-             for c in cfgs if contig[c] > 0 and any((x,) + c + (pg,) in at for x in (dm.V07, dm.V07B))}
-        if not q:
-            continue
+        q = {k[1:]: v for k, v in med.items() if k[0] == pg}
         tgt = [v for c, v in q.items() if c[2] >= T["nk"] and c[0] >= T["batch"]]
         within = sum(v >= T["paged"] for v in q.values())
         parts.append(f"pages of {pg}: {span(list(q.values()))} over {len(q)} configurations ({within} within "
                      f"{round(100 * (1 - T['paged']))} %)" + (f", {span(tgt)} at seqlen_k ≥ {nk(T['nk'])} and batch ≥ "
                                                              f"{T['batch']}" if tgt else ""))
+    twice = [k for k in med if sum(k in s for s in per_sample) >= 2]
+    diff = max((max(s[k] for s in per_sample if k in s) - min(s[k] for s in per_sample if k in s) for k in twice),
+               default=None)
+    cfgs = {k[1:] for k in med}
     src = ", ".join(f"`{rel(f.parent)}/`" for f in files)
-    return (f"every page size against the contiguous cache of the same run ({src}; {samples} sample"
-            f"{'s' if samples != 1 else ''}, {len(cfgs)} configurations; the faster rung paged over the faster "
-            f"rung contiguous, GB/s ratio): " + "; ".join(parts))
+    rep = (f"{len({k[1:] for k in twice})} of the {len(cfgs)} configurations measured twice (one sample per run), "
+           f"their two ratios at most {diff:.2f} apart; the others once" if twice else f"{len(cfgs)} configurations, one sample each")
+    return (f"every page size against the contiguous cache of the same run ({src}; {rep}; the faster rung paged over "
+            f"the faster rung contiguous, GB/s ratio, median over the runs): " + "; ".join(parts))
 
 
 class _Values:

@@ -8,8 +8,10 @@ from committed Nsight Compute reports (CPU only; reads files, runs nothing on a 
 Input: folders written by experiments/gpu/ncu_detail.py --pass fwd --tag nN_dD_cC: one
 `<impl>_<tag>.csv` per implementation and problem (ncu --page raw --csv: a header row of metric
 names, a row of units, one row per profiled kernel; ncu_detail.py profiles one forward call, so one
-kernel row). The problem is bf16, 16 heads, batch 16384 / N (ncu_detail.py's); the tag names N, d
-and causal. Each folder's context.txt names the commit of its binaries.
+kernel row), in the folder itself or in subfolders named after the setting they ran under (e.g.
+head/ and heavy/ for IOATTN_V08P_ORDER; the table's kernel column says which). The problem is bf16,
+16 heads, batch 16384 / N (ncu_detail.py's); the tag names N, d and causal. Each folder's
+context.txt names the commit of its binaries.
 Per report (nothing fitted; every number is a metric of the report):
   duration          gpu__time_duration.sum (ncu replays the kernel serialized, clocks unlocked: read as
                     relative to the other kernel of the same problem and run)
@@ -31,7 +33,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The runs the READMEs quote (scripts/doc_numbers.py SOURCES short_n_*), oldest first.
-DEFAULT_RUNS = ["experiments/results/h200/2026-12-02_a109f05_ncu_shortn"]
+DEFAULT_RUNS = ["experiments/results/h200/2026-12-02_a109f05_ncu_shortn", "experiments/results/h200/2026-12-02_b7896cf_ncu_shortn",
+                "experiments/results/h200/2026-12-02_b7896cf_ncu_order"]
 PEER = "sdpa_cudnn"
 OURS = "ioattn_v08p_fa3_persistent"
 TAG_RE = re.compile(r"^(?P<impl>.+)_n(?P<n>\d+)_d(?P<d>\d+)_c(?P<c>[01])\.csv$")
@@ -111,12 +114,17 @@ def build(runs, root=ROOT):
         folder = os.path.join(root, run)
         if not os.path.isdir(folder):
             raise GapError(f"no folder {run}")
-        for name in sorted(os.listdir(folder)):
-            m = TAG_RE.match(name)
-            if m:
-                out.append({"run": run, "commit": commit_of(folder), "impl": m.group("impl"), "n": int(m.group("n")),
-                            "d": int(m.group("d")), "causal": int(m.group("c")),
-                            "facts": facts_of(os.path.join(folder, name))})
+        # The folder's own reports, and those of its subfolders, named after the setting they ran
+        # under (e.g. head/ and heavy/: IOATTN_V08P_ORDER; the folder's context.txt says so).
+        subs = [("", folder)] + [(d, os.path.join(folder, d)) for d in sorted(os.listdir(folder))
+                                 if os.path.isdir(os.path.join(folder, d))]
+        for label, where in subs:
+            for name in sorted(os.listdir(where)):
+                m = TAG_RE.match(name)
+                if m:
+                    out.append({"run": run, "commit": commit_of(folder), "impl": m.group("impl"), "setting": label,
+                                "n": int(m.group("n")), "d": int(m.group("d")), "causal": int(m.group("c")),
+                                "facts": facts_of(os.path.join(where, name))})
     if not out:
         raise GapError(f"no <impl>_nN_dD_cC.csv report in {', '.join(runs)}")
     return out
@@ -138,33 +146,42 @@ def render_block(rows, runs):
              "| global stores (B used / 32 B sector) | top stalls (cycles / issued instr.) |",
              "|---|---|---|---:|---:|---:|---:|---:|---|---|"]
     peer = {(r["run"], r["n"], r["d"], r["causal"]): r["facts"]["us"] for r in rows if r["impl"] == PEER}
-    for r in sorted(rows, key=lambda r: (r["d"], r["n"], r["causal"], r["impl"] != PEER, r["run"])):
+    for r in sorted(rows, key=lambda r: (r["d"], r["n"], r["causal"], r["impl"] != PEER, r["run"], r["setting"])):
         f = r["facts"]
         p = peer.get((r["run"], r["n"], r["d"], r["causal"]))
         vs = f"{f['us'] / p:.2f}x" if p and r["impl"] != PEER else "1" if r["impl"] == PEER else "-"
         st = f"{f['st'] / 1e3:.0f}k ({f['st_bps']:.1f})" if f["st"] > 0 else "none (TMA)"
         stalls = ", ".join(f"{name} {v:.2f}" for v, name in f["stalls"])
-        lines.append(f"| N {r['n']}, d {r['d']}, causal {r['causal']} | {r['commit']} | {short(r['impl'])} | {f['us']:.0f} | {vs} "
+        name = short(r["impl"]) + (f" ({r['setting']})" if r["setting"] and r["impl"] != PEER else "")
+        lines.append(f"| N {r['n']}, d {r['d']}, causal {r['causal']} | {r['commit']} | {name} | {f['us']:.0f} | {vs} "
                      f"| {f['dram'] / 1e6:.0f} ({compulsory(r) / 1e6:.0f}) | {f['inst'] / 1e6:.1f} | {f['issue']:.0f} | {st} | {stalls} |")
     return "\n".join(lines) + "\n"
 
 
 def render_summary(rows):
-    """One sentence: the first run's v08p against cuDNN at N 512, d 128, causal 0 and 1."""
-    first = rows[0]["run"]
-    at = {(r["impl"], r["n"], r["d"], r["causal"]): r["facts"] for r in rows if r["run"] == first}
+    """One sentence: v08p against cuDNN at N 512, d 128, causal 0 and 1, in the newest run that has
+    the pair, with the oldest run's figures beside it when they differ (before -> now)."""
+    rows = [r for r in rows if not r["setting"]]  # the default settings only
+    runs = list(dict.fromkeys(r["run"] for r in rows))
+    at = {(r["run"], r["impl"], r["n"], r["d"], r["causal"]): r for r in rows}
     parts = []
     for c in (0, 1):
-        o, p = at.get((OURS, 512, 128, c)), at.get((PEER, 512, 128, c))
-        if not o or not p:
+        have = [run for run in runs if (run, OURS, 512, 128, c) in at and (run, PEER, 512, 128, c) in at]
+        if not have:
             continue
-        parts.append(f"causal {c}: {o['us'] / p['us']:.2f}x cuDNN's duration, DRAM read {o['dram'] / 1e6:.0f} vs "
-                     f"{p['dram'] / 1e6:.0f} MB, {o['inst'] / p['inst']:.2f}x its warp instructions, issue active "
-                     f"{o['issue']:.0f} vs {p['issue']:.0f} %, O stored by {o['st'] / 1e3:.0f}k global stores using "
-                     f"{o['st_bps']:.1f} of 32 bytes per sector" + (" (cuDNN: none, TMA)" if p["st"] == 0 else ""))
+        def fig(run):
+            o, p = at[(run, OURS, 512, 128, c)]["facts"], at[(run, PEER, 512, 128, c)]["facts"]
+            return {"ratio": f"{o['us'] / p['us']:.2f}x", "dram": f"{o['dram'] / 1e6:.0f}", "peer_dram": f"{p['dram'] / 1e6:.0f}",
+                    "st": f"{o['st'] / 1e3:.0f}k", "bps": f"{o['st_bps']:.1f}", "commit": at[(run, OURS, 512, 128, c)]["commit"]}
+        new, old = fig(have[-1]), fig(have[0])
+        was = lambda k: f" (was {old[k]} at {old['commit']})" if len(have) > 1 and old[k] != new[k] else ""  # noqa: E731
+        parts.append(f"causal {c}: {new['ratio']} cuDNN's duration{was('ratio')}, DRAM read {new['dram']} MB{was('dram')} vs "
+                     f"cuDNN's {new['peer_dram']}, global stores {new['st']}{was('st')} using {new['bps']} of 32 bytes per "
+                     f"sector{was('bps')}")
     if not parts:
-        raise GapError(f"{first}: no v08p and cuDNN reports at N 512, d 128")
-    return f"at N 512, d 128 (`{first}`): " + "; ".join(parts)
+        raise GapError("no run with v08p and cuDNN reports at N 512, d 128")
+    commits = ", ".join(dict.fromkeys(r["commit"] for r in rows))
+    return f"at N 512, d 128 (binaries {commits}): " + "; ".join(parts)
 
 
 def self_test():
@@ -189,7 +206,7 @@ def self_test():
         assert o["facts"]["dram"] == 402e6 and o["facts"]["st"] == 557056, o
         assert [n for _, n in o["facts"]["stalls"]] == ["wait", "barrier"], o["facts"]["stalls"]
         s = render_summary(rows)
-        assert "causal 1: 1.50x" in s and "402 vs 201 MB" in s and "(cuDNN: none, TMA)" in s, s
+        assert "causal 1: 1.50x cuDNN's duration" in s and "DRAM read 402 MB vs cuDNN's 201" in s and "was" not in s, s
         b = render_block(rows, [run])
         assert "| 1.50x |" in b and "none (TMA)" in b and "402 (201)" in b, b
         try:
