@@ -786,8 +786,9 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       // the 128-byte swizzle of the TMA box), then one thread stores the kDp / 64 boxes through
       // maps.o (Q's box: 64 columns x 64 rows; the unit clips rows past seqlen_q and columns past d).
       // The fragment's 4-byte writes hit 32 distinct banks per instruction (row lane / 4 selects
-      // the chunk). Coalescing is the point: v08's register stores write 16 of a sector's 32 bytes
-      // per instruction (Nsight Compute, 2026-12-02_a109f05_ncu_shortn), TMA whole rows.
+      // the chunk). Coalescing is the point: the register stores (v08's, and v08p's before) use 16 of
+      // each 32-byte sector they write (Nsight Compute, 2026-12-02_a109f05_ncu_shortn); TMA writes
+      // whole rows (2026-12-02_b7896cf_ncu_shortn: only the LSE stores are left, 32 of 32 bytes).
       const uint32_t o_rows = s_Q + q_stage() * Tl::kQBytes + 64 * c * 128;
 #pragma unroll
       for (int s = 0; s < 2; ++s) {
