@@ -47,7 +47,8 @@
 //     known (choose_masked_order below): the exact work of the busiest CTA under the serpentine
 //     assignment, for both; head major when it is within kHeadMajorSlackPercent (3 %) of heavy
 //     first's. Measured on the H200 with v08p (kernels/README.md, "v08p at short N"): at d 128 it
-//     reads the compulsory bytes and is faster than heavy first at causal N 512-4k; at d 64 (Br 192)
+//     reads the compulsory bytes and is faster than heavy first at causal N 512-2k (at 4k by less
+//     than two benchmark processes differ); at d 64 (Br 192)
 //     it reads fewer bytes but is slower at N 512 (why is not measured; IOATTN_V08P_ORDER=heavy).
 // Why static and not an atomic tile counter (FA3 takes a counter for causal problems): nothing to
 // reset between launches and no tile index to pass from the producer to the consumers; the price is
