@@ -16,11 +16,11 @@
 #include "kernels/launch.hpp"
 
 // X(id, strategy, dtypes, head_dims, takes_tile_sizes, idea)
-// v08_fa3_warpspec is listed below v06 until it has passed the GPU suite: python/ioattn.py's
-// kernel=None takes the highest rung that accepts a problem. v08p_fa3_persistent (v08 on a persistent
-// grid, not yet run on a GPU) is listed below v08, so that v08 stays the choice where v06 refuses.
-// v10_fp8_warpspec is listed below v09 for the same reason.
-// v07b_decode_wgmma is listed below v07 (before it) for the same reason: not yet run on a GPU.
+// The order is the ladder's, except that each newer rung sits below the one it extends (v08 below
+// v06, v08p below v08, v10 below v09, v07b below v07): they were listed so while they had not run on
+// a GPU, and all of them have since (kernels/README.md). python/ioattn.py's kernel=None tries first
+// the rungs the benchmark measured fastest for the nearest measured problem (python/forward_choice.json)
+// and then the registry from the highest rung down, so this order only decides unmeasured problems.
 // clang-format off
 #define IOATTN_LADDER(X) \
   X(v01_naive,      "standard", "fp32,fp16,bf16", "any",      false, "three passes: S = scale*QK^T to HBM, softmax in place, O = P*V") \
@@ -31,7 +31,7 @@
   X(v07_decode_splitkv, "splitkv", "fp16,bf16",   "64,128,256", false, "Flash-Decoding on matrix cores: a K/V group's query heads x query rows packed as the MMA's M rows (one K/V load serves them all), keys split across CTAs by a GPU-filling heuristic, log-sum-exp combine") \
   X(v04_fa2_mma,    "fa2",      "fp16,bf16",      "64,128",   false, "FA2 on matrix cores (mma.sync/MFMA fragments): plain loads, one buffer, mask on every tile") \
   X(v05_fa2_fast,   "fa2",      "fp16,bf16",      "32,64,96,128,256", true, "v04 + cp.async pipeline, padded smem, ldmatrix, P in registers, exp2, boundary-only masks") \
-  X(v08p_fa3_persistent, "fa2", "fp16,bf16",      "64,96,128,192,256", true,  "v08 on a persistent grid: one CTA per SM walks (batch, head, query block) work tiles in a static order (kernels/tile_scheduler.hpp: heavy query blocks first under a mask, else head-major for L2), the next tile's Q and first K/V loaded while the consumers finish the current one; sm_90a only") \
+  X(v08p_fa3_persistent, "fa2", "fp16,bf16",      "64,96,128,192,256", true,  "v08 on a persistent grid: one CTA per SM walks (batch, head, query block) work tiles in a static order (kernels/tile_scheduler.hpp: head-major for L2, under a mask heavy query blocks first, across heads or within each head, chosen per launch), the next tile's Q and first K/V loaded while the consumers finish the current one, O stored by TMA from shared memory; sm_90a only") \
   X(v08_fa3_warpspec, "fa2",    "fp16,bf16",      "64,96,128,192,256", true,  "v06 warp-specialized (FA3): a producer warp issues TMA loads of K/V into an mbarrier ring, two or three consumer warpgroups (setmaxnreg 24/240 or 24/160) ping-pong their GEMMs via named barriers; other head dims that are multiples of 8 up to 256 padded inside; sm_90a only") \
   X(v06_fa2_wgmma,  "fa2",      "fp16,bf16",      "64,128",   true,  "v05 on Hopper wgmma (warpgroup MMA from swizzled shared tiles); softmax of one tile overlaps P*V of the previous (FA3); sm_90a only") \
   X(v10_fp8_warpspec, "fa2",    "fp8_e4m3",       "64,128,256", true,  "v09's FP8 arithmetic on v08's warp-specialized loop: TMA producer warpgroup, K and V^T rings with mbarriers (V^T from v09's transpose pass), two or three consumer warpgroups in ping-pong, v09's promotion of S; sm_90a only") \
