@@ -44,15 +44,8 @@ def fast(nb) -> None:
         return
     for impl, key in RUNGS.items():
         for d in sorted({k[1] for k in pts}, key=int):
-            lo, hi, tf = [], [], []
-            for (dt, dd, c, n), v in pts.items():
-                if dd != d or impl not in v:
-                    continue
-                tf.append(rt.mean_of(v[impl], "tflops"))
-                if "sdpa:cudnn" in v and rt.tag_of(v[impl]) == rt.tag_of(v["sdpa:cudnn"]):
-                    m = rt.ratio(v[impl], v["sdpa:cudnn"])[0]
-                    if m is not None:
-                        (hi if int(n) >= 2048 else lo).append(m)
+            hi, lo = rt.speedups_by_n(pts, impl, "sdpa:cudnn", d)
+            tf = [rt.mean_of(v[impl], "tflops") for k, v in pts.items() if k[1] == d and impl in v]
             span = lambda xs: f"{min(xs):.2f}--{max(xs):.2f}"  # noqa: E731
             if hi:
                 nb.val(f"fast.{key}.d{d}.long", span(hi))
@@ -70,17 +63,13 @@ def fast(nb) -> None:
         for name in sorted(os.listdir(REPO / run)):
             if name.endswith(".csv"):
                 nb.use(REPO / run / name)
-    base = [r for r in rows if not r["setting"]]
-    runs = list(dict.fromkeys(r["run"] for r in base))
-    at = {(r["run"], r["impl"], r["n"], r["d"], r["causal"]): r["facts"] for r in base}
     for c in (0, 1):
-        have = [run for run in runs if (run, sg.OURS, 512, 128, c) in at and (run, sg.PEER, 512, 128, c) in at]
-        for when, run in (("before", have[0]), ("after", have[-1])) if have else ():
-            o, p = at[(run, sg.OURS, 512, 128, c)], at[(run, sg.PEER, 512, 128, c)]
+        have = sg.pairs(rows, 512, 128, c)
+        for when, (commit, o, p) in (("before", have[0]), ("after", have[-1])) if have else ():
             k = f"fast.sn.c{c}.{when}"
             nb.val(f"{k}.ratio", sig(o["us"] / p["us"], 3))
             nb.val(f"{k}.dram", f"{o['dram'] / 1e6:.0f}")
             nb.val(f"{k}.peerdram", f"{p['dram'] / 1e6:.0f}")
             nb.val(f"{k}.stores", f"{o['st'] / 1e3:.0f}")
             nb.val(f"{k}.bps", f"{o['st_bps']:.1f}")
-            nb.val(f"{k}.commit", tex_escape(next(r["commit"] for r in base if r["run"] == run)))
+            nb.val(f"{k}.commit", tex_escape(commit))

@@ -425,6 +425,19 @@ def fast_headline(rows):
     return "; and ".join(said) + f" ({dirs}; two samples, kernel time)"
 
 
+def speedups_by_n(pts, impl, peer, d):
+    """(speedups at N >= 2k, speedups at N < 2k) of impl over peer at head dim d: the mean over the
+    samples of each point that both measured in the same run, over dtype and causality."""
+    lo_n, hi_n = [], []
+    for (dt, dd, c, n), v in pts.items():
+        if dd != d or impl not in v or peer not in v or tag_of(v[impl]) != tag_of(v[peer]):
+            continue
+        m = ratio(v[impl], v[peer])[0]
+        if m is not None:
+            (hi_n if n >= 2048 else lo_n).append(m)
+    return hi_n, lo_n
+
+
 def fast_rung(pts, impl):
     """One clause: the rung against each peer of its run, per head dim, over N >= 2k and at N < 2k
     (mean speedups; ranges over dtype and causality), and its peak."""
@@ -432,13 +445,7 @@ def fast_rung(pts, impl):
     for d in sorted({k[1] for k in pts}, key=int):
         per = []
         for peer in ("sdpa:cudnn", "sdpa:flash", "peer:triton_fa2"):
-            lo_n, hi_n = [], []
-            for (dt, dd, c, n), v in pts.items():
-                if dd != d or impl not in v or peer not in v or tag_of(v[impl]) != tag_of(v[peer]):
-                    continue
-                m = ratio(v[impl], v[peer])[0]
-                if m is not None:
-                    (hi_n if n >= 2048 else lo_n).append(m)
+            hi_n, lo_n = speedups_by_n(pts, impl, peer, d)
             if hi_n or lo_n:
                 per.append(f"{short(peer)} {rng(hi_n) if hi_n else '-'} ({rng(lo_n) if lo_n else '-'})")
         tf = [(mean_of(v[impl], "tflops"), dt, c, n) for (dt, dd, c, n), v in pts.items() if dd == d and impl in v]
@@ -573,16 +580,12 @@ def decode_pages_headline():
 
     def ratios(rows):
         """{(page, batch, nq, nk): faster paged / faster contiguous} of one set of rows."""
-        at = {(r["impl"], i(r, "batch"), i(r, "seqlen_q"), i(r, "seqlen_k"), i(r, "page_size")): r["gbps"]
-              for r in rows if r["impl"] in RUNGS}
-        out = {}
-        for (impl, b, nq, k, pg), _ in at.items():
-            if pg == 0:
-                continue
-            c0 = max(at.get((x, b, nq, k, 0), 0.0) for x in RUNGS)
-            if c0 > 0:
-                out[(pg, b, nq, k)] = max(at.get((x, b, nq, k, pg), 0.0) for x in RUNGS) / c0
-        return out
+        best = {}  # (page, batch, nq, nk) -> the faster rung's GB/s
+        for r in rows:
+            if r["impl"] in RUNGS:
+                key = (i(r, "page_size"), i(r, "batch"), i(r, "seqlen_q"), i(r, "seqlen_k"))
+                best[key] = max(best.get(key, 0.0), r["gbps"])
+        return {k: v / best[(0,) + k[1:]] for k, v in best.items() if k[0] > 0 and best.get((0,) + k[1:], 0.0) > 0}
 
     # one sample of one run: its rows with the gbps of that sample
     per_sample = []

@@ -158,21 +158,28 @@ def render_block(rows, runs):
     return "\n".join(lines) + "\n"
 
 
+def pairs(rows, n, d, causal):
+    """[(commit, v08p's facts, cuDNN's facts)] of every run, oldest first, with both reports of the
+    problem under the default settings (no setting subfolder)."""
+    at = {(r["run"], r["impl"], r["n"], r["d"], r["causal"]): r for r in rows if not r["setting"]}
+    runs = dict.fromkeys(r["run"] for r in rows if not r["setting"])
+    return [(at[(run, OURS, n, d, causal)]["commit"], at[(run, OURS, n, d, causal)]["facts"],
+             at[(run, PEER, n, d, causal)]["facts"])
+            for run in runs if (run, OURS, n, d, causal) in at and (run, PEER, n, d, causal) in at]
+
+
 def render_summary(rows):
     """One sentence: v08p against cuDNN at N 512, d 128, causal 0 and 1, in the newest run that has
     the pair, with the oldest run's figures beside it when they differ (before -> now)."""
-    rows = [r for r in rows if not r["setting"]]  # the default settings only
-    runs = list(dict.fromkeys(r["run"] for r in rows))
-    at = {(r["run"], r["impl"], r["n"], r["d"], r["causal"]): r for r in rows}
     parts = []
     for c in (0, 1):
-        have = [run for run in runs if (run, OURS, 512, 128, c) in at and (run, PEER, 512, 128, c) in at]
+        have = pairs(rows, 512, 128, c)
         if not have:
             continue
-        def fig(run):
-            o, p = at[(run, OURS, 512, 128, c)]["facts"], at[(run, PEER, 512, 128, c)]["facts"]
+        def fig(pair):
+            commit, o, p = pair
             return {"ratio": f"{o['us'] / p['us']:.2f}x", "dram": f"{o['dram'] / 1e6:.0f}", "peer_dram": f"{p['dram'] / 1e6:.0f}",
-                    "st": f"{o['st'] / 1e3:.0f}k", "bps": f"{o['st_bps']:.1f}", "commit": at[(run, OURS, 512, 128, c)]["commit"]}
+                    "st": f"{o['st'] / 1e3:.0f}k", "bps": f"{o['st_bps']:.1f}", "commit": commit}
         new, old = fig(have[-1]), fig(have[0])
         was = lambda k: f" (was {old[k]} at {old['commit']})" if len(have) > 1 and old[k] != new[k] else ""  # noqa: E731
         parts.append(f"causal {c}: {new['ratio']} cuDNN's duration{was('ratio')}, DRAM read {new['dram']} MB{was('dram')} vs "
@@ -180,7 +187,7 @@ def render_summary(rows):
                      f"sector{was('bps')}")
     if not parts:
         raise GapError("no run with v08p and cuDNN reports at N 512, d 128")
-    commits = ", ".join(dict.fromkeys(r["commit"] for r in rows))
+    commits = ", ".join(dict.fromkeys(r["commit"] for r in rows if not r["setting"]))
     return f"at N 512, d 128 (binaries {commits}): " + "; ".join(parts)
 
 
