@@ -149,6 +149,11 @@ json result_json(const sim::Result& r, const sim::Machine& m, const sim::BlockCh
                {"ceiling_time_s", k.ceiling_time_s}, {"bound", k.bound}, {"expected_bound", k.expected_bound},
                {"tiles", k.tiles}, {"max_cta_tiles", k.max_cta_tiles},
                {"expected_terms", terms_json(k.expected_terms)}};
+    if (k.slice_rows > 0) {  // design rows=R: the row slices' compute visits (KernelResult::slice_tiles)
+      kj["slice_rows"] = k.slice_rows;
+      kj["slice_tiles"] = k.slice_tiles;
+      kj["max_cta_slice_tiles"] = k.max_cta_slice_tiles;
+    }
     json ts = json::array();
     for (const auto& t : k.tensors)
       ts.push_back({{"tensor", t.tensor}, {"elem_bytes", t.elem_bytes}, {"hbm", traffic_json(t.hbm)},

@@ -12,6 +12,10 @@
 //   walk=up  (optional, forward) the key blocks are walked from the first visible one up (the
 //            `for (j = j_first; j < j_last; ++j)` loops of v04-v09; sim::KvWalk), which keeps causal
 //            CTAs that share K_j in step in the L2 model
+//   rows=R   (optional, forward) each R-row consumer slice of a query tile computes S, the softmax and
+//            P V only over the key blocks its own rows see, and a slice whose rows all lie past
+//            seqlen_q computes nothing (sim::Design::consumer_rows): the expected time's tile work
+//            counts (slice, key block) visits of R x Bc; the K/V loads stay the block's
 // Each line restates what the variant's header says it does (the file named in the comment). This is
 // the one place the design is written: `ioattn simulate --kernel NAME` and experiments/exp_h200_model
 // read it from here. It belongs in the registry line itself (one more IOATTN_LADDER column); it sits
@@ -55,7 +59,12 @@ inline constexpr VariantDesign kVariantDesigns[] = {
     // same waves; persistent_bh_major_rev, masked at short N, as bh_major: the grouping of heads, not
     // the reversal within a head); the overlap of one tile's epilogue with the next tile's loads is
     // not modeled.
-    {"v08p_fa3_persistent", "wgmma/warp-specialized/fragments/walk=up"},
+    // rows=64 (its header, "Per consumer, not per block"): each consumer warpgroup runs S, softmax
+    // and P V only over the key tiles its own 64 rows see (key_tiles of its rows) and passes the
+    // block's other key tiles idle; a consumer whose rows all lie past seqlen_q does no matrix work.
+    // The block still loads every key tile its rows see (HBM traffic unchanged). v08 computes every
+    // key tile of the block for all its rows (no rows part).
+    {"v08p_fa3_persistent", "wgmma/warp-specialized/fragments/walk=up/rows=64"},
     // v07: mma.sync decoding kernel (split-KV); its warps issue the cp.async copies of the next K/V
     // stages between tiles, behind one CTA barrier per tile (kv=inline: no producer warp); a paged
     // cache's table is read once per key of a tile into a shared row table (table=tile).

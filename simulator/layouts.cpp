@@ -63,6 +63,10 @@ void merge_kernel(KernelResult& a, const KernelResult& b, double launch, double 
   a.tiles += b.tiles;
   a.max_cta_tiles = std::max(a.max_cta_tiles, b.max_cta_tiles);
   a.score_elems += b.score_elems;
+  a.slice_rows = std::max(a.slice_rows, b.slice_rows);
+  a.slice_tiles += b.slice_tiles;
+  a.max_cta_slice_tiles = std::max(a.max_cta_slice_tiles, b.max_cta_slice_tiles);
+  a.slice_score_elems += b.slice_score_elems;
   a.t_compute_s += b.t_compute_s;
   a.t_memory_s += b.t_memory_s;
   a.ceiling_time_s += b.ceiling_time_s - launch;

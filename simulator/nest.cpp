@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
 
 #include "simulator/nest.hpp"
 
@@ -42,18 +43,20 @@ int64_t first_row(int64_t nq, Pred pred) {
 
 }  // namespace
 
+BlockRange visible_key_blocks(const MaskSpec& m, int64_t Bc, int64_t i0, int64_t i1) {
+  // Rows [i0, i1) see the contiguous key range [key_begin(first unmasked row), key_end(last row))
+  // because both bounds are non-decreasing.
+  i1 = std::min(m.seqlen_q, i1);
+  const int64_t first = std::max(i0, first_visible_row(m));
+  if (first >= i1) return {0, 0};  // every row is fully masked (a prefix of the rows) or past seqlen_q
+  const int64_t kb = m.key_begin(first), ke = m.key_end(i1 - 1);
+  if (ke <= kb) return {kb / Bc, kb / Bc};
+  return {kb / Bc, ceil_div(ke, Bc)};
+}
+
 BlockRange visible_inner_blocks(const MaskSpec& m, bool outer_is_q, int64_t Br, int64_t Bc,
                                 int64_t o) {
-  if (outer_is_q) {
-    // Query block o: rows [i0, i1). Its rows see the contiguous key range
-    // [key_begin(first unmasked row), key_end(last row)) because both bounds are non-decreasing.
-    const int64_t i0 = o * Br, i1 = std::min(m.seqlen_q, i0 + Br);
-    const int64_t first = std::max(i0, first_visible_row(m));
-    if (first >= i1) return {0, 0};  // every row of the block is fully masked (a prefix of blocks)
-    const int64_t kb = m.key_begin(first), ke = m.key_end(i1 - 1);
-    if (ke <= kb) return {kb / Bc, kb / Bc};
-    return {kb / Bc, ceil_div(ke, Bc)};
-  }
+  if (outer_is_q) return visible_key_blocks(m, Bc, o * Br, o * Br + Br);  // query block o
   // Key block o: keys [j0, j1). The rows that see one of them are [i_lo, i_hi): key_end(i) > j0
   // and key_begin(i) < j1 (a row with key_end > j0 >= 0 is not fully masked).
   const int64_t j0 = o * Bc, j1 = std::min(m.seqlen_k, j0 + Bc);
@@ -305,15 +308,17 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
   std::vector<BlockRange> vis(g.T_out);
   for (int64_t o = 0; o < g.T_out; ++o) vis[o] = visible_inner_blocks(mask, k.outer_is_q, t.Br, t.Bc, o);
   auto rows_out = [&](int64_t o) { return std::min(g.N_out, (o + 1) * g.B_out) - o * g.B_out; };
-  auto range_of = [&](int64_t s, int64_t o) {
+  // A visible range cut to split s's inner blocks.
+  auto clip_to_split = [&](int64_t s, BlockRange v) {
     const int64_t s_lo = std::min(g.T_in, s * g.per_split), s_hi = std::min(g.T_in, (s + 1) * g.per_split);
-    const int64_t b = std::max(vis[o].begin, s_lo), e = std::min(vis[o].end, s_hi);
+    const int64_t b = std::max(v.begin, s_lo), e = std::min(v.end, s_hi);
     if (e <= b) {
-      const int64_t c = std::clamp(vis[o].begin, s_lo, s_hi);  // keeps spans monotone in o
+      const int64_t c = std::clamp(v.begin, s_lo, s_hi);  // keeps spans monotone in o
       return BlockRange{c, c};
     }
     return BlockRange{b, e};
   };
+  auto range_of = [&](int64_t s, int64_t o) { return clip_to_split(s, vis[o]); };
   auto inner_rows = [&](BlockRange r) {
     return r.end > r.begin ? std::min(g.N_in, r.end * g.B_in) - r.begin * g.B_in : 0;
   };
@@ -328,6 +333,31 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
       head_tiles += r.end - r.begin;
       max_tiles = std::max(max_tiles, r.end - r.begin);
     }
+
+  // Design rows=R (a forward Q-outer kernel whose consumers each own R rows of the query tile):
+  // the compute visits of the row slices, slice q of block o rows [o Br + q h, o Br + (q + 1) h)
+  // (h = min(R, Br)), each over the key blocks of split s that its own rows see; the slices of the
+  // last block that lie past seqlen_q are not walked (visible_key_blocks clips at seqlen_q). Per
+  // head, as above; the loads (the accesses below) keep the block's range.
+  const int64_t slice_h = k.outer_is_q && !k.backward && t.design.consumer_rows > 0
+                              ? std::min(t.design.consumer_rows, t.Br)
+                              : 0;
+  if (slice_h > 0 && t.Br % slice_h != 0)
+    throw SimError("design part rows=" + std::to_string(t.design.consumer_rows) + " needs Br <= " +
+                   std::to_string(t.design.consumer_rows) + " or a multiple of it (got Br=" + std::to_string(t.Br) + ")");
+  int64_t slice_tiles = 0, slice_score = 0, max_slice_tiles = 0;  // per head
+  if (slice_h > 0)
+    for (int64_t s = 0; s < g.S; ++s)
+      for (int64_t o = 0; o < g.T_out; ++o) {
+        int64_t cta = 0;
+        for (int64_t i0 = o * t.Br; i0 < std::min(p.seqlen_q, (o + 1) * t.Br); i0 += slice_h) {
+          const BlockRange r = clip_to_split(s, visible_key_blocks(mask, t.Bc, i0, i0 + slice_h));
+          cta += r.end - r.begin;
+          slice_score += (std::min(p.seqlen_q, i0 + slice_h) - i0) * inner_rows(r);
+        }
+        slice_tiles += cta;
+        max_slice_tiles = std::max(max_slice_tiles, cta);
+      }
 
   // --- Per access: local counts and spans. ---
   std::vector<LocalAccess> local(k.accesses.size());
@@ -399,6 +429,10 @@ KernelResult count_tiled(const AttnProblem& p, const Tiling& t, const TiledKerne
   res.tiles = bh * head_tiles;
   res.max_cta_tiles = k.sequential_outer ? head_tiles : max_tiles;
   res.score_elems = static_cast<double>(bh) * static_cast<double>(score_elems);
+  res.slice_rows = slice_h;
+  res.slice_tiles = bh * slice_tiles;
+  res.max_cta_slice_tiles = k.sequential_outer ? slice_tiles : max_slice_tiles;
+  res.slice_score_elems = static_cast<double>(bh) * static_cast<double>(slice_score);
   res.exp_per_score = k.exp_per_score;
   res.matmuls_per_tile = k.matmuls_per_tile;
   res.backward = k.backward;

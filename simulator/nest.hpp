@@ -143,5 +143,8 @@ struct BlockRange {
 };
 BlockRange visible_inner_blocks(const MaskSpec& mask, bool outer_is_q, int64_t Br, int64_t Bc,
                                 int64_t o);
+// The key blocks (of Bc keys) that query rows [i0, i1) see, rows past seqlen_q left out (empty when
+// none of them sees a key): a query block's range above, and a row slice's (Design::consumer_rows).
+BlockRange visible_key_blocks(const MaskSpec& mask, int64_t Bc, int64_t i0, int64_t i1);
 
 }  // namespace ioattn::sim::detail

@@ -134,6 +134,7 @@ std::string design_name(const Design& d) {
   if (d.walk != KvWalk::unspecified) s += d.walk == KvWalk::up ? "/walk=up" : "/walk=down";
   if (d.kv_inline) s += d.kv_compute_overlapped ? "/kv=inline-overlapped" : "/kv=inline";
   if (d.table_per_tile) s += "/table=tile";
+  if (d.consumer_rows > 0) s += fmt::format("/rows={}", d.consumer_rows);
   return s;
 }
 
@@ -201,9 +202,10 @@ std::optional<Design> parse_design(std::string_view s, std::string* why) {
     if (why) *why = std::move(msg);
     return std::nullopt;
   };
-  if (parts.size() > 8)
-    return fail(fmt::format("design '{}' has more than 8 parts "
-                            "(instr/overlap/lds[/dq=...][/vt-pass][/walk=...][/kv=inline[-overlapped]][/table=tile])", s));
+  if (parts.size() > 9)
+    return fail(fmt::format("design '{}' has more than 9 parts "
+                            "(instr/overlap/lds[/dq=...][/vt-pass][/walk=...][/kv=inline[-overlapped]][/table=tile]"
+                            "[/rows=R])", s));
   Design d;
   bool ok = false;
   for (auto v : {MatrixInstr::native, MatrixInstr::fma, MatrixInstr::mma_sync, MatrixInstr::wgmma, MatrixInstr::mfma})
@@ -232,6 +234,11 @@ std::optional<Design> parse_design(std::string_view s, std::string* why) {
       d.kv_compute_overlapped = parts[i] == "kv=inline-overlapped";
     } else if (parts[i] == "table=tile" && !d.table_per_tile) {
       d.table_per_tile = true;
+    } else if (parts[i].substr(0, 5) == "rows=" && d.consumer_rows == 0) {
+      int64_t rows = 0, unused = 0;
+      if (!parse_tile(std::string(parts[i].substr(5)) + "x1", rows, unused))
+        return fail(fmt::format("design '{}': the rows part must be rows=R (R in [1, 4096])", s));
+      d.consumer_rows = rows;
     } else if (parts[i].substr(0, 3) == "dq=" && !seen_dq) {
       seen_dq = true;
       if (auto q = parse_dq_pass(parts[i])) d.dq_pass = *q;
@@ -239,7 +246,7 @@ std::optional<Design> parse_design(std::string_view s, std::string* why) {
                                    "(ORDER a grid order, numbers in [1, 4096])", s));
     } else {
       return fail(fmt::format("design '{}': part '{}' must be dq=..., vt-pass, walk=up, walk=down, kv=inline, "
-                              "kv=inline-overlapped or table=tile (each at most once)", s, parts[i]));
+                              "kv=inline-overlapped, table=tile or rows=R (each at most once)", s, parts[i]));
     }
   }
   return d;
@@ -264,6 +271,9 @@ void validate_tiling(const Tiling& t) {
                                t.splits, strategy_name(t.strategy)));
   if (t.ctas_per_cu < 0) throw SimError(fmt::format("--ctas-per-cu must be >= 0 (got {})", t.ctas_per_cu));
   if (t.stages < 0) throw SimError(fmt::format("--stages must be >= 0 (got {})", t.stages));
+  const int64_t rows = t.design.consumer_rows;
+  if (rows > 0 && t.Br > rows && t.Br % rows != 0)
+    throw SimError(fmt::format("design part rows={} needs Br <= {} or a multiple of it (got Br={})", rows, rows, t.Br));
 }
 
 void validate_options(const Options& o) {
@@ -480,6 +490,7 @@ std::pair<double, const char*> instr_efficiency(MatrixInstr i, const Machine& m,
 //             none: c_mma + c_soft; intra-warpgroup: c_mma / matmuls + max(c_mma (matmuls-1)/matmuls,
 //             c_soft); ping-pong, warp-specialized: max(c_mma, c_soft); then max with LDS reads
 //   compute   max(tiles * c_tile / CUs / wave_efficiency, occupancy * max_cta_tiles * c_tile)
+//   (design rows=R: tiles, max_cta_tiles and Bo are the row slices' visits, slice_rows; README)
 //   chain     (memory + phi * compute + page_visits * t_visit / CUs) / CTAs per CU: one CTA's serial
 //             path, its bytes at the CU's bandwidth plus what of its own compute and page visits its
 //             stream does not run under (phi: calibrated_inline_kv_exposed for a kv=inline design, else
@@ -492,20 +503,28 @@ void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, con
   const double cus = m.compute_units.value, clock = m.clock_hz.value;
   const MatrixInstr instr = resolve_instr(t.design.instr, m);
   const Shape g = instr_shape(instr, p.dtype);
-  const int64_t bo = outer_is_q ? t.Br : t.Bc, bi = outer_is_q ? t.Bc : t.Br, d = p.head_dim;
+  // Design rows=R (KernelResult::slice_rows > 0): the tile work is that of the (row slice, key block)
+  // visits of slice_rows x Bc, exact FLOPs the slices' score elements; `tiles` (the block's visits)
+  // still counts the K/V ring's loads and the dQ atomics.
+  const bool sliced = outer_is_q && k.slice_rows > 0;
+  const int64_t bo = outer_is_q ? (sliced ? k.slice_rows : t.Br) : t.Bc, bi = outer_is_q ? t.Bc : t.Br, d = p.head_dim;
   const double tiles = static_cast<double>(k.tiles);
+  const double work_tiles = sliced ? static_cast<double>(k.slice_tiles) : tiles;
+  const double max_work_tiles = static_cast<double>(sliced ? k.max_cta_slice_tiles : k.max_cta_tiles);
+  const double exact_flops = sliced && k.score_elems > 0 ? k.matrix_flops * k.slice_score_elems / k.score_elems
+                                                         : k.matrix_flops;
   const int mm = std::max(1, k.matmuls_per_tile);
   // Matrix work per tile as the instruction computes it: the full Bo x Bi tile, each dimension
   // padded to the instruction's shape (S = Q K^T is Bo x Bi x d; P V is Bo x d x Bi).
   const double padded_macs = 0.5 * static_cast<double>(pad_to(bo, g.m) * pad_to(bi, g.n) * pad_to(d, g.k) +
                                                         pad_to(bo, g.m) * pad_to(d, g.n) * pad_to(bi, g.k));
-  const double full_flops = tiles * 2.0 * mm * padded_macs;
+  const double full_flops = work_tiles * 2.0 * mm * padded_macs;
   const bool fma = instr == MatrixInstr::fma;
   const auto [eta, eta_name] = fma ? std::pair<double, const char*>{1.0, "none"} : instr_efficiency(instr, m, k.backward, t.design.overlap);
   const double rate_cu = (fma ? m.vector_fp32.value : expected_matrix_rate(m, p.dtype, measured)) / cus * eta;
-  const double t_matrix = k.matrix_flops / rate_cu;           // SM-seconds, exact tile FLOPs
-  const double t_partial = std::max(0.0, full_flops - k.matrix_flops) / rate_cu;
-  const double full_elems = tiles * static_cast<double>(bo * bi);
+  const double t_matrix = exact_flops / rate_cu;           // SM-seconds, exact tile FLOPs
+  const double t_partial = std::max(0.0, full_flops - exact_flops) / rate_cu;
+  const double full_elems = work_tiles * static_cast<double>(bo * bi);
   const double exps = k.exp_per_score * full_elems;
   const double t_exp = exps / (m.sfu_per_cu_per_clock.value * clock);
   const double fill = k.score_elems > 0 ? full_elems / k.score_elems : 1.0;
@@ -547,9 +566,8 @@ void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, con
   const double c_total = std::max(c_pipe, t_lds);  // SM-seconds of the whole kernel
   const double eff = k.wave_efficiency > 0.0 ? k.wave_efficiency : 1.0;
   const double spread = c_total / cus / eff;
-  const double longest = tiles > 0 ? static_cast<double>(k.ctas_per_cu) * static_cast<double>(k.max_cta_tiles) *
-                                         c_total / tiles
-                                   : 0.0;
+  const double longest = work_tiles > 0 ? static_cast<double>(k.ctas_per_cu) * max_work_tiles * c_total / work_tiles
+                                        : 0.0;
   const double t_compute = std::max(spread, longest);
   const double fixed = m.calibrated_cta_fixed_s ? m.calibrated_cta_fixed_s->value : 0.0;
   const double t_fixed = static_cast<double>(k.waves) * fixed;

@@ -294,6 +294,13 @@ enum class KvWalk { unspecified, up, down };
 // table_per_tile ("table=tile"): a paged cache's block table is read once per key of a tile into a
 // shared row table that the K and V copies of that key read (v07's page-granular rows); default: one
 // lookup per 16-byte copy of K and of V (layout_rows.hpp in v05/v06). Counts (`table_lookups`) only.
+// consumer_rows ("rows=R", forward Q-outer kernels): each R-row slice of a query tile (a consumer
+// warpgroup's rows: v08p's 64) computes S, the softmax and P V only over the key blocks its own rows
+// see, and a slice whose rows all lie past seqlen_q computes nothing; the block still loads every key
+// block its rows see. The expected time's tile work then counts (slice, key block) visits of
+// min(R, Br) x Bc (KernelResult::slice_tiles); traffic (HBM, L2, LDS), the ring term and the roofline
+// ceiling keep the block's visits. Needs Br <= R or Br a multiple of R. 0: the whole tile (every
+// other design).
 struct Design {
   MatrixInstr instr = MatrixInstr::native;
   Overlap overlap = Overlap::none;
@@ -304,6 +311,7 @@ struct Design {
   bool kv_inline = false;
   bool kv_compute_overlapped = false;  // only with kv_inline
   bool table_per_tile = false;
+  int64_t consumer_rows = 0;
 };
 std::string_view matrix_instr_name(MatrixInstr i);
 std::string_view overlap_name(Overlap o);
@@ -314,7 +322,7 @@ std::string_view lds_read_name(LdsRead l);
 // "vt-pass" (Design::v_transpose_pass; e.g. "wgmma/intra-warpgroup/fragments/vt-pass"), and
 // "walk=up" or "walk=down" (Design::walk), "kv=inline" (Design::kv_inline) or "kv=inline-overlapped"
 // (kv_inline and Design::kv_compute_overlapped), "table=tile"
-// (Design::table_per_tile);
+// (Design::table_per_tile), "rows=R" (Design::consumer_rows; R in [1, 4096]);
 // nullopt with `why` naming the bad part otherwise.
 std::optional<Design> parse_design(std::string_view s, std::string* why = nullptr);
 std::string design_name(const Design& d);
@@ -426,6 +434,13 @@ struct KernelResult {
   // elements of their score tiles (exact rows; the full Br x Bc is what a kernel computes).
   int64_t tiles = 0, max_cta_tiles = 0;
   double score_elems = 0.0;
+  // Design rows=R (Design::consumer_rows; forward Q-outer kernels, else slice_rows = 0 and these
+  // are 0): the tile loop's compute visits, (row slice, key block) pairs of slice_rows = min(R, Br)
+  // rows, each over the key blocks the slice's own rows see (nest.cpp; slices past seqlen_q none),
+  // the most any one CTA runs, and their score elements (exact rows). `tiles` stays the block's
+  // visits (its K/V loads).
+  int64_t slice_rows = 0, slice_tiles = 0, max_cta_slice_tiles = 0;
+  double slice_score_elems = 0.0;
   double exp_per_score = 0.0;   // exponentials per score element (softmax, or P recomputed)
   int matmuls_per_tile = 0;
   bool backward = false;        // a backward tile loop (the calibrated_bwd_* efficiencies apply)

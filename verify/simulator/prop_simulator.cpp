@@ -23,6 +23,12 @@
 //                          uses the machine's matrix_fp8 rate; a machine without one and an FP8
 //                          backward are refused; the V transpose pass (design vt-pass) adds exactly
 //                          2 B Hkv Nk d e bytes and one launch
+//   consumer_rows          design rows=R (Design::consumer_rows): the row slices' compute visits
+//                          equal a brute-force count over MaskSpec::allowed, their work never
+//                          exceeds the block's and equals it unmasked with Nq a multiple of Br;
+//                          traffic, block visits and FLOPs are unchanged
+//   consumer_rows_cases    (unit) rows=R parses and round-trips; v08p's line has rows=64 and v08's
+//                          none; hand-counted slice visits (causal and not, Br 192) and their times
 // Each property prints `property NAME: N cases passed`.
 #include <cmath>
 #include <cstdio>
@@ -33,6 +39,7 @@
 #include <fmt/format.h>
 #include <rapidcheck.h>
 
+#include "kernels/design.hpp"
 #include "property.hpp"
 #include "simulator/simulator.hpp"
 #include "trace.hpp"
@@ -947,6 +954,203 @@ void kv_walk() {
     RC_ASSERT(!sim::parse_design(bad).has_value());
 }
 
+// ------------------------------------------------------------------------------------------------
+// Design rows=R: each R-row slice of a query tile computes only the key blocks its own rows see
+// (v08p's consumers, kernels/v08_fa3_warpspec.hip "Per consumer, not per block"). The expected
+// time's tile work counts (slice, key block) visits; nothing else of the model moves.
+// ------------------------------------------------------------------------------------------------
+
+namespace {
+
+// The slice visits by brute force, per (b, h): slice q of query block o (rows [o Br + q h, ...),
+// h = min(R, Br), rows past Nq left out) visits key tile J of split s when one of its rows is
+// allowed one of J's keys (MaskSpec::allowed), as trace.cpp decides a block's tiles. Returns
+// (visits, the most of one CTA (s, o), score elements: real rows x keys of the visited tiles).
+struct SliceCount {
+  int64_t visits = 0, max_cta = 0, score = 0;
+};
+SliceCount brute_slices(const AttnProblem& p, int64_t Br, int64_t Bc, int64_t splits, int64_t R) {
+  const MaskSpec m = p.mask();
+  const int64_t h = std::min(R, Br), Tr = (p.seqlen_q + Br - 1) / Br, Tc = (p.seqlen_k + Bc - 1) / Bc;
+  const int64_t per = (Tc + splits - 1) / splits;
+  SliceCount c;
+  for (int64_t s = 0; s < splits; ++s)
+    for (int64_t o = 0; o < Tr; ++o) {
+      int64_t cta = 0;
+      for (int64_t i0 = o * Br; i0 < std::min(p.seqlen_q, (o + 1) * Br); i0 += h) {
+        const int64_t i1 = std::min(p.seqlen_q, i0 + h);
+        for (int64_t J = s * per; J < std::min(Tc, (s + 1) * per); ++J) {
+          const int64_t j0 = J * Bc, j1 = std::min(p.seqlen_k, j0 + Bc);
+          bool seen = false;
+          for (int64_t i = i0; i < i1 && !seen; ++i)
+            for (int64_t j = j0; j < j1 && !seen; ++j) seen = m.allowed(i, j);
+          if (!seen) continue;
+          ++cta;
+          c.score += (i1 - i0) * (j1 - j0);
+        }
+      }
+      c.visits += cta;
+      c.max_cta = std::max(c.max_cta, cta);
+    }
+  return c;
+}
+
+const sim::KernelResult& fwd_kernel(const sim::Result& r) {
+  for (const auto& k : r.kernels)
+    if (k.tiles > 0) return k;
+  throw sim::SimError("no tiled kernel");
+}
+
+double term_s(const sim::KernelResult& k, const std::string& name) {
+  for (const auto& t : k.expected_terms)
+    if (t.term == name) return t.seconds;
+  throw sim::SimError("no term " + name);
+}
+
+}  // namespace
+
+void consumer_rows() {
+  AttnProblem p = *gen_small_problem(300);
+  sim::Tiling t;
+  t.strategy = *rc::gen::element(Strategy::fa2, Strategy::splitkv);
+  t.Br = *rc::gen::element<int64_t>(32, 64, 128, 192, 256);
+  t.Bc = *rc::gen::element<int64_t>(16, 32, 64, 128);
+  t.splits = t.strategy == Strategy::splitkv ? *rc::gen::inRange<int64_t>(1, 5) : 1;
+  t.stages = *rc::gen::element<int64_t>(0, 2);
+  t.grid_order = *rc::gen::element(sim::GridOrder::bh_major, sim::GridOrder::qblock_major_rev);
+  t.design = *sim::parse_design("wgmma/warp-specialized/fragments/walk=up");
+  const int64_t R = *rc::gen::element<int64_t>(16, 32, 64);
+  if (*rc::gen::inRange(0, 3) == 0) p.seqlen_q = t.Br * *rc::gen::inRange<int64_t>(1, 3);  // Nq a multiple of Br
+  const bool h200 = *rc::gen::arbitrary<bool>();
+  const sim::Machine m = h200 ? sim::find_machine(catalog(), "h200") : test_machine(*rc::gen::inRange<int64_t>(1, 40), 1e7);
+  const bool masked = p.causal || p.window_left >= 0 || p.window_right >= 0;
+  RC_CLASSIFY(masked, "masked");
+  RC_CLASSIFY(p.seqlen_q % t.Br != 0, "Nq % Br != 0");
+  RC_CLASSIFY(t.Br <= R, "Br <= R");
+  RC_CLASSIFY(!masked && p.seqlen_q % t.Br == 0 && t.Br > R, "equal work");
+  sim::Options o;
+  o.pass = Pass::fwd;
+  sim::Tiling ts = t;
+  ts.design.consumer_rows = R;
+  const sim::Result rb = sim::simulate_unchecked(p, m, t, o), rs = sim::simulate_unchecked(p, m, ts, o);
+  const sim::KernelResult &kb = fwd_kernel(rb), &ks = fwd_kernel(rs);
+  const std::string where = show(p, t, o.pass) + fmt::format(" rows={} on {}", R, m.name);
+  const int64_t h = std::min(R, t.Br), bh = p.batch * p.heads_q;
+  // The design changes no count but the slices'.
+  if (rs.hbm.total() != rb.hbm.total() || rs.l2.total() != rb.l2.total() || rs.lds.total() != rb.lds.total() ||
+      rs.hbm_no_l2.total() != rb.hbm_no_l2.total() || ks.tiles != kb.tiles || ks.max_cta_tiles != kb.max_cta_tiles ||
+      rs.matrix_flops != rb.matrix_flops || rs.other_flops != rb.other_flops || rs.ceiling_time_s != rb.ceiling_time_s)
+    RC_FAIL("rows=R moved traffic, block visits, FLOPs or the ceiling: " + where);
+  if (kb.slice_rows != 0 || kb.slice_tiles != 0 || ks.slice_rows != h)
+    RC_FAIL(fmt::format("slice_rows {} / {} (want 0 / {}): {}", kb.slice_rows, ks.slice_rows, h, where));
+  // The nest's slice visits against the brute-force count.
+  const SliceCount c = brute_slices(p, t.Br, t.Bc, t.strategy == Strategy::splitkv ? t.splits : 1, R);
+  if (ks.slice_tiles != bh * c.visits || ks.max_cta_slice_tiles != c.max_cta ||
+      ks.slice_score_elems != static_cast<double>(bh * c.score))
+    RC_FAIL(fmt::format("slice visits {} / max {} / score {} vs brute force {} / {} / {} ({})", ks.slice_tiles,
+                        ks.max_cta_slice_tiles, ks.slice_score_elems, bh * c.visits, c.max_cta, bh * c.score, where));
+  // Work: slice visits x h rows never exceed block visits x Br rows; equal unmasked with Nq % Br == 0
+  // (and whenever the slice is the tile, Br <= R).
+  const int64_t slice_work = ks.slice_tiles * h, block_work = kb.tiles * t.Br;
+  if (slice_work > block_work || ks.slice_score_elems > kb.score_elems)
+    RC_FAIL(fmt::format("slice work {} > block work {} (or score {} > {}): {}", slice_work, block_work,
+                        ks.slice_score_elems, kb.score_elems, where));
+  const bool same = (!masked && p.seqlen_q % t.Br == 0) || t.Br <= R;
+  if (same && (slice_work != block_work || ks.slice_score_elems != kb.score_elems))
+    RC_FAIL(fmt::format("slice work {} != block work {} where they must agree: {}", slice_work, block_work, where));
+  // The softmax work follows the visits (exp_sfu is linear in them); the matrix work too where the
+  // slice is a multiple of the wgmma's 64 rows (a thinner slice pads up to 64 rows).
+  const double e_b = term_s(kb, "exp_sfu"), e_s = term_s(ks, "exp_sfu");
+  if (e_s > e_b * (1 + 1e-12)) RC_FAIL(fmt::format("exp_sfu {} > {}: {}", e_s, e_b, where));
+  const double c_b = term_s(kb, "matrix_issue") + term_s(kb, "partial_tiles"),
+               c_s = term_s(ks, "matrix_issue") + term_s(ks, "partial_tiles");
+  if (h % 64 == 0 && c_s > c_b * (1 + 1e-12)) RC_FAIL(fmt::format("matrix work {} > {}: {}", c_s, c_b, where));
+  if (same && (h % 64 == 0 || t.Br <= R) && std::abs(rs.time_s - rb.time_s) > 1e-12 * rb.time_s)
+    RC_FAIL(fmt::format("expected time {} != {} where the work agrees: {}", rs.time_s, rb.time_s, where));
+}
+
+void consumer_rows_cases() {
+  // Parse and round trip, the part with every other optional part (9 parts), refusals.
+  for (const char* name : {"wgmma/warp-specialized/fragments/walk=up/rows=64",
+                           "mma_sync/none/fragments/dq=qblock_major_rev,64x32/vt-pass/walk=up/kv=inline/table=tile/rows=128"}) {
+    const auto d = sim::parse_design(name);
+    RC_ASSERT(d.has_value() && d->consumer_rows > 0);
+    RC_ASSERT(sim::design_name(*d) == std::string(name));
+  }
+  RC_ASSERT(sim::parse_design("wgmma/none/fragments/rows=64")->consumer_rows == 64);
+  RC_ASSERT(sim::parse_design("wgmma/none/fragments")->consumer_rows == 0);
+  for (const char* bad : {"wgmma/none/fragments/rows=0", "wgmma/none/fragments/rows=", "wgmma/none/fragments/rows=6x",
+                          "wgmma/none/fragments/rows=5000", "wgmma/none/fragments/rows=64/rows=64"})
+    RC_ASSERT(!sim::parse_design(bad).has_value());
+  // The registry's lines: v08p computes per consumer (64 rows), v08 per block.
+  const auto v08p = sim::parse_design(kernels::design("v08p_fa3_persistent"));
+  const auto v08 = sim::parse_design(kernels::design("v08_fa3_warpspec"));
+  RC_ASSERT(v08p.has_value() && v08p->consumer_rows == 64);
+  RC_ASSERT(v08.has_value() && v08->consumer_rows == 0);
+
+  const sim::Machine& m = sim::find_machine(catalog(), "h200");
+  AttnProblem p;  // v08p's d 64 bench shape at N 512 (batch 32, 32 heads): counts per head below
+  p.batch = p.heads_q = p.heads_kv = 32;
+  p.head_dim = 64;
+  p.dtype = DType::bf16;
+  const int64_t bh = p.batch * p.heads_q;
+  sim::Tiling t;
+  t.strategy = Strategy::fa2;
+  t.Br = 192;
+  t.Bc = 128;
+  t.stages = 2;
+  t.design = *v08;
+  sim::Tiling ts = t;
+  ts.design = *v08p;
+  sim::Options o;
+  o.pass = Pass::fwd;
+  struct Case {
+    int64_t n;
+    bool causal;
+    int64_t tiles, max_tiles, slices, max_slices;
+  };
+  // Br 192, Bc 128, Nq = Nk = n, one head (slice s: rows [64 s, 64 s + 64), h = 64):
+  //   causal n 512: block o sees key tiles [0, ceil(min(192 o + 192, 512) / 128)): 2 + 3 + 4 = 9
+  //     block visits (9 x 192 x 128 = 221184 elements); slice s sees [0, ceil((64 s + 64) / 128)):
+  //     s 0..7 see 1, 1, 2, 2, 3, 3, 4, 4 tiles, slice 8 (rows 512-575) lies past Nq: 20 visits
+  //     (20 x 64 x 128 = 163840 elements); per CTA 1+1+2 = 4, 2+3+3 = 8, 4+4+0 = 8: the most 8.
+  //   non-causal n 512: 3 blocks x 4 tiles = 12 (147456 elements of 192-row tiles); 8 real slices x
+  //     4 = 32 (131072): the last block's third slice computes nothing.
+  //   non-causal n 1024: 6 blocks x 8 = 48 (x 192 = 9216 rows of work); 16 of the 18 slices are
+  //     real (v08p's header: "N 1k: 2 of 18"): 128 visits (x 64 = 8192).
+  //   non-causal n 384 (a multiple of Br): 2 x 3 = 6 block visits, 6 slices x 3 = 18 = 6 x 192 / 64.
+  for (const Case& c : {Case{512, true, 9, 4, 20, 8}, Case{512, false, 12, 4, 32, 12}, Case{1024, false, 48, 8, 128, 24},
+                        Case{384, false, 6, 3, 18, 9}}) {
+    p.seqlen_q = p.seqlen_k = c.n;
+    p.causal = c.causal;
+    const sim::Result rb = sim::simulate(p, m, t, o), rs = sim::simulate(p, m, ts, o);
+    const sim::KernelResult &kb = fwd_kernel(rb), &ks = fwd_kernel(rs);
+    const std::string where = fmt::format("n {} causal {}", c.n, c.causal);
+    if (kb.tiles != bh * c.tiles || kb.max_cta_tiles != c.max_tiles || ks.tiles != bh * c.tiles ||
+        ks.slice_tiles != bh * c.slices || ks.max_cta_slice_tiles != c.max_slices || ks.slice_rows != 64 ||
+        kb.slice_tiles != 0)
+      RC_FAIL(fmt::format("{}: tiles {} (max {}), slices {} (max {}, rows {}); want per head {} ({}), {} ({}, 64)",
+                          where, ks.tiles, kb.max_cta_tiles, ks.slice_tiles, ks.max_cta_slice_tiles, ks.slice_rows,
+                          c.tiles, c.max_tiles, c.slices, c.max_slices));
+    if (c.n == 512 && c.causal && (ks.slice_tiles / bh * 64 * 128 != 163840 || kb.tiles / bh * 192 * 128 != 221184))
+      RC_FAIL(where + ": elements");
+    const bool fewer = c.slices * 64 < c.tiles * 192;
+    const double e_b = term_s(kb, "exp_sfu"), e_s = term_s(ks, "exp_sfu");
+    const bool equal = std::abs(e_s - e_b) <= 1e-12 * e_b && std::abs(rs.time_s - rb.time_s) <= 1e-12 * rb.time_s;
+    if (fewer ? !(e_s < e_b && rs.time_s < rb.time_s) : !equal)
+      RC_FAIL(fmt::format("{}: exp_sfu {} vs {}, time {} vs {} (fewer slices: {})", where, e_s, e_b, rs.time_s,
+                          rb.time_s, fewer));
+    fmt::print("rows=64 at Br 192 Bc 128, {}: per head {} block visits x 192 rows, {} slice visits x 64; expected "
+               "{:.2f} us -> {:.2f} us\n", where, ks.tiles / bh, ks.slice_tiles / bh, rb.time_s * 1e6, rs.time_s * 1e6);
+  }
+  // Br must be a multiple of R where it exceeds it.
+  sim::Tiling bad = ts;
+  bad.Br = 96;
+  bool threw = false;
+  try { (void)sim::simulate_unchecked(p, m, bad, o); } catch (const sim::SimError&) { threw = true; }
+  RC_ASSERT(threw);
+}
+
 int main() {
   return ioattn::verify::run_properties({
       {"trace_equals_model", 600, trace_equals_model},
@@ -961,5 +1165,7 @@ int main() {
       {"fp8", 300, fp8},
       {"fp8_refusals", 1, fp8_refusals},
       {"kv_walk", 300, kv_walk},
+      {"consumer_rows", 300, consumer_rows},
+      {"consumer_rows_cases", 1, consumer_rows_cases},
   });
 }
