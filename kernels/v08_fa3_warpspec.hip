@@ -105,6 +105,16 @@
 //   key tiles (which own no Q buffer), O and LSE go from registers to global memory. The ping-pong's
 //   round robin also runs on across tiles (each consumer issues n_tiles times per tile): the last
 //   consumer's up-front arrival happens once per block, consumer 0's closing wait once at its end.
+//   Per consumer, not per block (v08 computes every key tile of the block for all its rows): each
+//   consumer runs S, softmax and P V only over the key tiles its own 64 rows see (key_tiles of its
+//   rows, a sub-range of the block's) and passes the others idle: it waits for their buffers to
+//   fill, releases them and takes and hands on its issue slot, so the rings and the round robin
+//   keep their counts. What it saves: the last query block of a head at Br 192 has a consumer
+//   with no rows when N is a multiple of 128 but not of 192 (N 512: 1 of a head's 9 consumer
+//   rows of 64; N 1k: 2 of 18), and under a causal mask the diagonal's key tiles past a
+//   consumer's last row (Br 192, or Bc 64 at d 192 / 256); its unmasked range is its own rows',
+//   so fewer tiles run the mask. HBM traffic is unchanged (the block's K/V tiles still load once).
+//   IOATTN_V08P_ROWS=block runs the block's rows for every consumer (v08's rule), for comparison.
 //   Invariants (what keeps the protocol sound across tiles): (1) every thread walks the same tiles
 //   and computes the same (rows, j_first, n_tiles) for each; tiles with n_tiles = 0 are skipped by
 //   the producer threads and the consumers alike (no load, no wait; O = 0, LSE = -inf). (2) ring
@@ -532,7 +542,7 @@ template <class T, class Tl>
 __global__ void __launch_bounds__(Tl::kThreads, 1)
     fa3_warpspec_persistent_kernel(const __grid_constant__ V08Maps maps, AttnView a, T* __restrict__ g_O_all,
                                    float* __restrict__ g_LSE, uint32_t v_lbo, uint32_t v_sbo, TileScheduler sched,
-                                   int n_work) {
+                                   int n_work, int own_rows) {
   static_assert(Tl::kPersistent, "v08's own blocks run fa3_warpspec_kernel");
 #if defined(IOATTN_V08_WS)
   constexpr int kDp = Tl::kDp, kBr = Tl::kBr, kBc = Tl::kBc, kStages = Tl::kStages, kC = Tl::kConsumers;
@@ -708,59 +718,96 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     for (int x = 0; x < kDp / 2; ++x) r_O[x] = 0.f;
     float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.f, 0.f};  // rows lane/4 and lane/4 + 8
 
+    // This consumer's own rows [r0, r1) need only the key tiles [n_lo, n_hi) of the tile's n_tiles
+    // (a sub-range: key_begin and key_end grow with the row); it passes the others idle (below).
+    // Idle: a consumer whose 64 rows all lie past seqlen_q (the last query block of a head at Br
+    // 192: N 512 or 1k), or whose rows see none of a tile's keys (the causal diagonal at Br 192, or
+    // at Bc 64 with d 192/256): no S, softmax or P V, where v08 computes them and masks them away.
+    // own_rows = 0 (IOATTN_V08P_ROWS=block, for comparison): the block's rows, as v08.
+    // c broadcast from lane 0, so that the compiler knows the range is warp-uniform: from c itself
+    // (threadIdx) the key-tile range and the loop state left the uniform registers and ptxas spilled
+    // 32-36 bytes at d 64 Br 192, 44-76 at d 256; with every c broadcast instead, 4 at d 192/256.
+    const int cu = __shfl_sync(0xffffffffu, c, 0);
+    const int r0 = own_rows ? min(i0 + 64 * cu, seqlen_q) : i0, r1 = own_rows ? min(i0 + 64 * cu + 64, seqlen_q) : i1;
+    int n_lo = 0, n_hi = 0;
+    if (r1 > r0) {
+      const KeyTiles kc = key_tiles(mask, r0, r1, kBc);
+      if (kc.count() > 0) n_lo = static_cast<int>(kc.j_first) - j_first, n_hi = n_lo + static_cast<int>(kc.count());
+    }
+
     if (n_tiles > 0) {
       mbar_wait(q_full(q_stage()), q_parity(), timed_out);
-      // Tile 0: S_0 alone (O is still 0: nothing to rescale), masked (it may hold the first keys).
-      mbar_wait(k_full(stage(0)), parity(0), timed_out);
-      slot_wait();
-      issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(0));
-      wg::commit();
-      slot_pass();
-      wg::wait_all();
-      wg::fence_regs(r_S);
-      mbar_arrive_lane0(k_empty(stage(0)), lane);  // K_0 read by this warp's share of the wgmma
-      mask_tile<kBc>(r_S, key_lo, key_hi, j_first * kBc, lane);
-      (void)softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
-      pack_p<T, kBc>(r_S, r_P);
-      // Step n: S_n = Q K_n^T and O += P_{n-1} V_{n-1} issued together, S_n waited for, its softmax
-      // while P V runs, then P V waited for and O rescaled. As in v06 nothing between issue and wait
-      // touches r_P or r_O or branches (the barrier arrivals are predicated asm).
-      auto step = [&](int n, auto masked) {
+      // An idle pass over key tile n keeps the protocol of a real step: the consumer waits for the
+      // tile's buffers to fill (so its release cannot count toward a buffer's previous phase),
+      // releases them, and takes and hands on its issue slot (the round robin stays n_tiles turns
+      // per consumer and tile).
+      auto idle = [&](int n) {
         mbar_wait(k_full(stage(n)), parity(n), timed_out);
-        mbar_wait(v_full(stage(n - 1)), parity(n - 1), timed_out);
         slot_wait();
-        issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(n));
-        wg::commit();
-        issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n - 1), v_lbo, v_sbo);
+        slot_pass();
+        mbar_arrive_lane0(k_empty(stage(n)), lane);
+        mbar_wait(v_full(stage(n)), parity(n), timed_out);
+        mbar_arrive_lane0(v_empty(stage(n)), lane);
+      };
+      for (int n = 0; n < n_lo; ++n) idle(n);
+      if (n_hi > n_lo) {
+        const int jc_first = j_first + n_lo, jc_last = j_first + n_hi;
+        // The first own tile: S alone (O is still 0: nothing to rescale), masked (it may hold the first keys).
+        mbar_wait(k_full(stage(n_lo)), parity(n_lo), timed_out);
+        slot_wait();
+        issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(n_lo));
         wg::commit();
         slot_pass();
-        wg::wait<1>();
+        wg::wait_all();
         wg::fence_regs(r_S);
-        mbar_arrive_lane0(k_empty(stage(n)), lane);
-        if constexpr (decltype(masked)::value) mask_tile<kBc>(r_S, key_lo, key_hi, (j_first + n) * kBc, lane);
-        const bool rescale = softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);  // P_n stays fp32 in r_S
+        mbar_arrive_lane0(k_empty(stage(n_lo)), lane);  // K read by this warp's share of the wgmma
+        mask_tile<kBc>(r_S, key_lo, key_hi, jc_first * kBc, lane);
+        (void)softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
+        pack_p<T, kBc>(r_S, r_P);
+        // Step n: S_n = Q K_n^T and O += P_{n-1} V_{n-1} issued together, S_n waited for, its softmax
+        // while P V runs, then P V waited for and O rescaled. As in v06 nothing between issue and wait
+        // touches r_P or r_O or branches (the barrier arrivals are predicated asm).
+        auto step = [&](int n, auto masked) {
+          mbar_wait(k_full(stage(n)), parity(n), timed_out);
+          mbar_wait(v_full(stage(n - 1)), parity(n - 1), timed_out);
+          slot_wait();
+          issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(n));
+          wg::commit();
+          issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n - 1), v_lbo, v_sbo);
+          wg::commit();
+          slot_pass();
+          wg::wait<1>();
+          wg::fence_regs(r_S);
+          mbar_arrive_lane0(k_empty(stage(n)), lane);
+          if constexpr (decltype(masked)::value) mask_tile<kBc>(r_S, key_lo, key_hi, (j_first + n) * kBc, lane);
+          const bool rescale = softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);  // P_n stays fp32 in r_S
+          wg::wait_all();
+          wg::fence_regs(r_O);
+          mbar_arrive_lane0(v_empty(stage(n - 1)), lane);
+          if (rescale) rescale_o(alpha);
+          pack_p<T, kBc>(r_S, r_P);  // only now: the P V just waited for read r_P until it completed
+        };
+        // Tiles [ju0, ju1) are unmasked for every row of this consumer (key_begin and key_end grow
+        // with i; its own rows, so fewer tiles are masked than for the whole block's).
+        const int ju0 = max(jc_first + 1, (static_cast<int>(mask.key_begin(r1 - 1)) + kBc - 1) / kBc);
+        const int ju1 = max(ju0, min(jc_last, static_cast<int>(mask.key_end(r0)) / kBc));
+        for (int j = jc_first + 1; j < ju0 && j < jc_last; ++j) step(j - j_first, std::true_type{});
+        for (int j = ju0; j < ju1; ++j) step(j - j_first, std::false_type{});
+        for (int j = max(ju1, jc_first + 1); j < jc_last; ++j) step(j - j_first, std::true_type{});
+        // Every S = Q K^T of this consumer has completed: Q's buffer may take the next tile's Q once
+        // the other consumers' have too (with the TMA epilogue: once O, written there, has been stored).
+        if constexpr (!Tl::kTmaEpilogue) mbar_arrive_lane0(q_empty(q_stage()), lane);
+        // The last P V.
+        mbar_wait(v_full(stage(n_hi - 1)), parity(n_hi - 1), timed_out);
+        issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n_hi - 1), v_lbo, v_sbo);
+        wg::commit();
         wg::wait_all();
         wg::fence_regs(r_O);
-        mbar_arrive_lane0(v_empty(stage(n - 1)), lane);
-        if (rescale) rescale_o(alpha);
-        pack_p<T, kBc>(r_S, r_P);  // only now: the P V just waited for read r_P until it completed
-      };
-      // Tiles [ju0, ju1) are unmasked for every row of the block (key_begin and key_end grow with i).
-      const int ju0 = max(j_first + 1, (static_cast<int>(mask.key_begin(i1 - 1)) + kBc - 1) / kBc);
-      const int ju1 = max(ju0, min(j_last, static_cast<int>(mask.key_end(i0)) / kBc));
-      for (int j = j_first + 1; j < ju0 && j < j_last; ++j) step(j - j_first, std::true_type{});
-      for (int j = ju0; j < ju1; ++j) step(j - j_first, std::false_type{});
-      for (int j = max(ju1, j_first + 1); j < j_last; ++j) step(j - j_first, std::true_type{});
-      // Every S = Q K^T of this work tile has completed: Q's buffer may take the next tile's Q
-      // (with the TMA epilogue: once O, written there, has been stored).
-      if constexpr (!Tl::kTmaEpilogue) mbar_arrive_lane0(q_empty(q_stage()), lane);
-      // The last P V.
-      mbar_wait(v_full(stage(n_tiles - 1)), parity(n_tiles - 1), timed_out);
-      issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n_tiles - 1), v_lbo, v_sbo);
-      wg::commit();
-      wg::wait_all();
-      wg::fence_regs(r_O);
-      mbar_arrive_lane0(v_empty(stage(n_tiles - 1)), lane);
+        mbar_arrive_lane0(v_empty(stage(n_hi - 1)), lane);
+      } else if constexpr (!Tl::kTmaEpilogue) {
+        mbar_arrive_lane0(q_empty(q_stage()), lane);  // no S of this consumer reads Q
+      }
+      for (int n = n_hi; n < n_tiles; ++n) idle(n);
     }
 
     // A protocol bug: fail the launch rather than write O, but only after the last tile (a trap
@@ -836,7 +883,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     if (c == 0) named_bar_sync(kSchedBar + 0, 256);
   if (timed_out) __trap();
 #else
-  (void)maps, (void)a, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo, (void)sched, (void)n_work;
+  (void)maps, (void)a, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo, (void)sched, (void)n_work, (void)own_rows;
 #endif
 }
 
@@ -934,11 +981,24 @@ LaunchStatus persistent_assignment(TileScheduler& sched, const MaskSpec& m, int 
   return std::nullopt;
 }
 
+// Which rows decide a consumer's key tiles in the persistent kernel (header: "Per consumer").
+// IOATTN_V08P_ROWS=consumer (or unset: the default) its own 64 rows; block: the block's rows, as v08
+// (every consumer computes every key tile of the block); a selector for comparing the two.
+LaunchStatus consumer_rows(int& own) {
+  const char* v = std::getenv("IOATTN_V08P_ROWS");
+  const std::string_view name = v == nullptr ? "" : v;
+  if (name.empty() || name == "consumer") own = 1;
+  else if (name == "block") own = 0;
+  else return std::string("IOATTN_V08P_ROWS must be consumer or block (got '") + v + "')";
+  return std::nullopt;
+}
+
 template <class Tl>
 LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, const Launcher& L) {
   dim3 grid;
   // Without persistence the kernel reverses blockIdx.y (heavy query blocks first).
   const char* order = "qblock_major_rev";
+  [[maybe_unused]] int own_rows = 1;
   [[maybe_unused]] TileScheduler sched = make_tile_scheduler(a.batch, a.heads_q, a.seqlen_q, Tl::kBr, a.mask);
   if constexpr (Tl::kPersistent) {
     int64_t sms = 0;
@@ -951,6 +1011,7 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
       return "v08p_fa3_persistent: batch * heads_q * ceil(seqlen_q / Br) + SMs and ceil(that / SMs) * ceil(seqlen_k / Bc) "
              "must be < 2^31";
     if (auto e = persistent_assignment(sched, a.mask, Tl::kBr, Tl::kBc)) return e;  // needs sched.ctas
+    if (auto e = consumer_rows(own_rows)) return e;
     grid = dim3(static_cast<unsigned>(ctas));
     order = sched.grid_order();
   } else {
@@ -975,7 +1036,7 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
     } else {
       if constexpr (Tl::kPersistent)
         return L.main(main, &fa3_warpspec_persistent_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, maps, a,
-                      static_cast<T*>(t.o), t.lse, lbo, sbo, sched, static_cast<int>(sched.tiles()));
+                      static_cast<T*>(t.o), t.lse, lbo, sbo, sched, static_cast<int>(sched.tiles()), own_rows);
       else
         return L.main(main, &fa3_warpspec_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, maps, a,
                       static_cast<T*>(t.o), t.lse, lbo, sbo);
