@@ -21,6 +21,8 @@ CASES=(
   "v08p_fa3_persistent|--batch 2 --seqlen-q 517 --seqlen-k 403 --heads-q 32 --heads-kv 8 --head-dim 64 --dtype bf16 --causal"
   "v08p_fa3_persistent|--batch 2 --seqlen-q 300 --seqlen-k 700 --heads 40 --head-dim 128 --dtype fp16"
   "v08p_fa3_persistent|--batch 2 --seqlen-q 300 --seqlen-k 301 --heads 24 --head-dim 256 --dtype bf16 --causal"
+  "v08p_fa3_persistent|--batch 2 --seqlen-q 700 --seqlen-k 700 --heads 8 --head-dim 64 --dtype bf16 --window 200,0"
+  "v08p_fa3_persistent|--batch 2 --seqlen-q 333 --seqlen-k 333 --heads 8 --head-dim 192 --dtype fp16 --causal"
   "v09_fp8_wgmma|--dtype fp8_e4m3 --seqlen-q 200 --seqlen-k 333 --heads 2 --head-dim 256 --causal"
   "v09_fp8_wgmma|--dtype fp8_e4m3 --seqlen-q 200 --seqlen-k 333 --heads 2 --head-dim 128"
   "v10_fp8_warpspec|--dtype fp8_e4m3 --seqlen-q 200 --seqlen-k 333 --heads 2 --head-dim 256 --causal"
