@@ -49,7 +49,8 @@
 //     first's. Measured on the H200 with v08p (kernels/README.md, "v08p at short N"): at d 128 it
 //     reads the compulsory bytes and is faster than heavy first at causal N 512-2k (at 4k by less
 //     than two benchmark processes differ); at d 64 (Br 192)
-//     it reads fewer bytes but is slower at N 512 (why is not measured; IOATTN_V08P_ORDER=heavy).
+//     it reads fewer bytes but is slower at N 512 and 4k, as fast at 1k-2k (why is not measured), so v08p's launch keeps
+//     heavy first for Br 192 tiles (kernels/v08_fa3_warpspec.hip, chosen_masked_order).
 // Why static and not an atomic tile counter (FA3 takes a counter for causal problems): nothing to
 // reset between launches and no tile index to pass from the producer to the consumers; the price is
 // the L2 grouping of the heavy-first order across query blocks (the head-major masked order wins it
