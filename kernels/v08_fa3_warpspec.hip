@@ -542,7 +542,7 @@ template <class T, class Tl>
 __global__ void __launch_bounds__(Tl::kThreads, 1)
     fa3_warpspec_persistent_kernel(const __grid_constant__ V08Maps maps, AttnView a, T* __restrict__ g_O_all,
                                    float* __restrict__ g_LSE, uint32_t v_lbo, uint32_t v_sbo, TileScheduler sched,
-                                   int n_work, int own_rows, int mask_all) {
+                                   int n_work, int own_rows) {
   static_assert(Tl::kPersistent, "v08's own blocks run fa3_warpspec_kernel");
 #if defined(IOATTN_V08_WS)
   constexpr int kDp = Tl::kDp, kBr = Tl::kBr, kBc = Tl::kBc, kStages = Tl::kStages, kC = Tl::kConsumers;
@@ -791,12 +791,9 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
         // with i; its own rows, so fewer tiles are masked than for the whole block's).
         const int ju0 = max(jc_first + 1, (static_cast<int>(mask.key_begin(r1 - 1)) + kBc - 1) / kBc);
         const int ju1 = max(ju0, min(jc_last, static_cast<int>(mask.key_end(r0)) / kBc));
-        // mask_all (IOATTN_V08P_MASK=all, an experiment): every step runs the masked copy of the
-        // loop body (one copy of the step's code executes instead of two: instruction-cache misses).
-        const int jm = mask_all ? jc_last : ju0;
-        for (int j = jc_first + 1; j < jm && j < jc_last; ++j) step(j - j_first, std::true_type{});
-        for (int j = max(jm, ju0); j < ju1; ++j) step(j - j_first, std::false_type{});
-        for (int j = max(max(jm, ju1), jc_first + 1); j < jc_last; ++j) step(j - j_first, std::true_type{});
+        for (int j = jc_first + 1; j < ju0 && j < jc_last; ++j) step(j - j_first, std::true_type{});
+        for (int j = ju0; j < ju1; ++j) step(j - j_first, std::false_type{});
+        for (int j = max(ju1, jc_first + 1); j < jc_last; ++j) step(j - j_first, std::true_type{});
         // Every S = Q K^T of this consumer has completed: Q's buffer may take the next tile's Q once
         // the other consumers' have too (with the TMA epilogue: once O, written there, has been stored).
         if constexpr (!Tl::kTmaEpilogue) mbar_arrive_lane0(q_empty(q_stage()), lane);
@@ -886,7 +883,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     if (c == 0) named_bar_sync(kSchedBar + 0, 256);
   if (timed_out) __trap();
 #else
-  (void)maps, (void)a, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo, (void)sched, (void)n_work, (void)own_rows, (void)mask_all;
+  (void)maps, (void)a, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo, (void)sched, (void)n_work, (void)own_rows;
 #endif
 }
 
@@ -1004,24 +1001,12 @@ LaunchStatus consumer_rows(int& own) {
   return std::nullopt;
 }
 
-// IOATTN_V08P_MASK=all runs the masked step on every key tile (unset or auto: only where a row of
-// the consumer's has masked keys): an experiment on instruction-cache misses (one copy of the loop
-// body executes instead of two).
-LaunchStatus mask_every_tile(int& all) {
-  const char* v = std::getenv("IOATTN_V08P_MASK");
-  const std::string_view name = v == nullptr ? "" : v;
-  if (name.empty() || name == "auto") all = 0;
-  else if (name == "all") all = 1;
-  else return std::string("IOATTN_V08P_MASK must be auto or all (got '") + v + "')";
-  return std::nullopt;
-}
-
 template <class Tl>
 LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, const Launcher& L) {
   dim3 grid;
   // Without persistence the kernel reverses blockIdx.y (heavy query blocks first).
   const char* order = "qblock_major_rev";
-  [[maybe_unused]] int own_rows = 1, mask_all = 0;
+  [[maybe_unused]] int own_rows = 1;
   [[maybe_unused]] TileScheduler sched = make_tile_scheduler(a.batch, a.heads_q, a.seqlen_q, Tl::kBr, a.mask);
   if constexpr (Tl::kPersistent) {
     int64_t sms = 0;
@@ -1035,7 +1020,6 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
              "must be < 2^31";
     if (auto e = persistent_assignment(sched, a.mask, Tl::kBr, Tl::kBc)) return e;  // needs sched.ctas
     if (auto e = consumer_rows(own_rows)) return e;
-    if (auto e = mask_every_tile(mask_all)) return e;
     grid = dim3(static_cast<unsigned>(ctas));
     order = sched.grid_order();
   } else {
@@ -1060,7 +1044,7 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
     } else {
       if constexpr (Tl::kPersistent)
         return L.main(main, &fa3_warpspec_persistent_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, maps, a,
-                      static_cast<T*>(t.o), t.lse, lbo, sbo, sched, static_cast<int>(sched.tiles()), own_rows, mask_all);
+                      static_cast<T*>(t.o), t.lse, lbo, sbo, sched, static_cast<int>(sched.tiles()), own_rows);
       else
         return L.main(main, &fa3_warpspec_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, maps, a,
                       static_cast<T*>(t.o), t.lse, lbo, sbo);
