@@ -43,7 +43,10 @@ SOURCES = {
     # v08p vs cuDNN at short N (experiments/gpu/short_n_gap.py reads these ncu_detail.py folders, oldest first)
     "short_n_runs": ["experiments/results/h200/2026-12-02_a109f05_ncu_shortn",  # experiments/gpu/ncu_detail.py
                      "experiments/results/h200/2026-12-02_b7896cf_ncu_shortn",  # after the TMA epilogue and order
-                     "experiments/results/h200/2026-12-02_b7896cf_ncu_order"],  # head/, heavy/: IOATTN_V08P_ORDER
+                     "experiments/results/h200/2026-12-02_b7896cf_ncu_order",  # head/, heavy/: IOATTN_V08P_ORDER
+                     "experiments/results/h200/2026-12-02_a963f30_ncu_rows",  # per-consumer key tiles
+                     "experiments/results/h200/2026-12-02_c9ab8a8_ncu_heavy",  # heavy first at Br 192
+                     "experiments/results/h200/2026-12-02_32a2caf_fwd_v08p_maskall"],  # mask_all/, mask_auto/: IOATTN_V08P_MASK
 }
 
 CPU_SUITES = ("reference", "simulator", "spec")  # verify/ folders whose tests the CPU run records

@@ -17,6 +17,8 @@ Per report (nothing fitted; every number is a metric of the report):
                     relative to the other kernel of the same problem and run)
   DRAM read         dram__bytes_read.sum (compulsory: Q, K, V once = 3 B H N d 2 bytes)
   instructions      smsp__inst_executed.sum (warp instructions)
+  I-cache requests  gcc__cache_requests_type_instruction.sum (instruction fetches that missed the
+                    SM's own instruction caches and went to the GPC's cache)
   issue active      smsp__issue_active.avg.pct_of_peak_sustained_active
   O store           bytes used per 32-byte sector by global stores
                     (smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio) and their count
@@ -34,7 +36,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The runs the READMEs quote (scripts/doc_numbers.py SOURCES short_n_*), oldest first.
 DEFAULT_RUNS = ["experiments/results/h200/2026-12-02_a109f05_ncu_shortn", "experiments/results/h200/2026-12-02_b7896cf_ncu_shortn",
-                "experiments/results/h200/2026-12-02_b7896cf_ncu_order"]
+                "experiments/results/h200/2026-12-02_b7896cf_ncu_order", "experiments/results/h200/2026-12-02_a963f30_ncu_rows",
+                "experiments/results/h200/2026-12-02_c9ab8a8_ncu_heavy", "experiments/results/h200/2026-12-02_32a2caf_fwd_v08p_maskall"]
 PEER = "sdpa_cudnn"
 OURS = "ioattn_v08p_fa3_persistent"
 TAG_RE = re.compile(r"^(?P<impl>.+)_n(?P<n>\d+)_d(?P<d>\d+)_c(?P<c>[01])\.csv$")
@@ -92,6 +95,7 @@ def facts_of(path):
     return {"us": metric(rep, "gpu__time_duration.sum", path, "us"),
             "dram": metric(rep, "dram__bytes_read.sum", path, "bytes"),
             "inst": metric(rep, "smsp__inst_executed.sum", path),
+            "icache": metric(rep, "gcc__cache_requests_type_instruction.sum", path),
             "issue": metric(rep, "smsp__issue_active.avg.pct_of_peak_sustained_active", path),
             "st": metric(rep, "smsp__sass_inst_executed_op_global_st.sum", path),
             "st_bps": metric(rep, "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio", path),
@@ -142,9 +146,9 @@ def short(impl):
 def render_block(rows, runs):
     lines = ["", f"Nsight Compute, one forward call each (bf16, 16 heads, batch x N = 16k; `{', '.join(runs)}`; "
              "written by `experiments/gpu/short_n_gap.py`; durations are ncu replays, compare within a problem):", "",
-             "| problem | binaries | kernel | ncu µs | vs cuDNN | DRAM read MB (compulsory) | warp instr. M | issue active % "
+             "| problem | binaries | kernel | ncu µs | vs cuDNN | DRAM read MB (compulsory) | warp instr. M | I-cache req. k | issue active % "
              "| global stores (B used / 32 B sector) | top stalls (cycles / issued instr.) |",
-             "|---|---|---|---:|---:|---:|---:|---:|---|---|"]
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     peer = {(r["run"], r["n"], r["d"], r["causal"]): r["facts"]["us"] for r in rows if r["impl"] == PEER}
     for r in sorted(rows, key=lambda r: (r["d"], r["n"], r["causal"], r["impl"] != PEER, r["run"], r["setting"])):
         f = r["facts"]
@@ -154,7 +158,7 @@ def render_block(rows, runs):
         stalls = ", ".join(f"{name} {v:.2f}" for v, name in f["stalls"])
         name = short(r["impl"]) + (f" ({r['setting']})" if r["setting"] and r["impl"] != PEER else "")
         lines.append(f"| N {r['n']}, d {r['d']}, causal {r['causal']} | {r['commit']} | {name} | {f['us']:.0f} | {vs} "
-                     f"| {f['dram'] / 1e6:.0f} ({compulsory(r) / 1e6:.0f}) | {f['inst'] / 1e6:.1f} | {f['issue']:.0f} | {st} | {stalls} |")
+                     f"| {f['dram'] / 1e6:.0f} ({compulsory(r) / 1e6:.0f}) | {f['inst'] / 1e6:.1f} | {f['icache'] / 1e3:.0f} | {f['issue']:.0f} | {st} | {stalls} |")
     return "\n".join(lines) + "\n"
 
 
@@ -194,19 +198,20 @@ def render_summary(rows):
 def self_test():
     import tempfile
     head = ["ID", "Kernel Name", "gpu__time_duration.sum", "dram__bytes_read.sum", "smsp__inst_executed.sum",
+            "gcc__cache_requests_type_instruction.sum",
             "smsp__issue_active.avg.pct_of_peak_sustained_active", "smsp__sass_inst_executed_op_global_st.sum",
             "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio",
             "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
             "smsp__average_warps_issue_stalled_selected_per_issue_active.ratio",
             "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"]
-    units = ["", "", "us", "Mbyte", "inst", "%", "inst", "byte/sector", "ratio", "ratio", "ratio"]
+    units = ["", "", "us", "Mbyte", "inst", "request", "%", "inst", "byte/sector", "ratio", "ratio", "ratio"]
     with tempfile.TemporaryDirectory() as t:
         run = os.path.join(t, "2026-01-01_abc1234_x")
         os.makedirs(run)
         for impl, us, mb, st in ((OURS, "150", "402", "557,056"), (PEER, "100", "201", "0")):
             with open(os.path.join(run, f"{impl}_n512_d128_c1.csv"), "w", newline="") as f:
                 w = csv.writer(f)
-                w.writerows([head, units, ["0", "k", us, mb, "1,000,000", "30", st, "16", "2", "1", "0.5"]])
+                w.writerows([head, units, ["0", "k", us, mb, "1,000,000", "600,000", "30", st, "16", "2", "1", "0.5"]])
         rows = build([run], root="/")
         assert len(rows) == 2 and {r["impl"] for r in rows} == {OURS, PEER}, rows
         o = next(r for r in rows if r["impl"] == OURS)
@@ -215,7 +220,7 @@ def self_test():
         s = render_summary(rows)
         assert "causal 1: 1.50x cuDNN's duration" in s and "DRAM read 402 MB vs cuDNN's 201" in s and "was" not in s, s
         b = render_block(rows, [run])
-        assert "| 1.50x |" in b and "none (TMA)" in b and "402 (201)" in b, b
+        assert "| 1.50x |" in b and "none (TMA)" in b and "402 (201)" in b and "| 600 |" in b, b
         try:
             build([os.path.join(t, "missing")], root="/")
             raise AssertionError("a missing folder must fail")
