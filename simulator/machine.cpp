@@ -106,6 +106,7 @@ Machine load_machine(const std::filesystem::path& file) {
   m.calibrated_lds_scalar_efficiency = read_optional(j, "calibrated_lds_scalar_efficiency", f);
   m.calibrated_cta_fixed_s = read_optional(j, "calibrated_cta_fixed_s", f);
   m.calibrated_ws_wgmma_efficiency = read_optional(j, "calibrated_ws_wgmma_efficiency", f);
+  m.calibrated_ws_wgmma_head_dim_exponent = read_optional(j, "calibrated_ws_wgmma_head_dim_exponent", f);
   m.calibrated_ring_stage_latency_s = read_optional(j, "calibrated_ring_stage_latency_s", f);
   if (m.calibrated_ring_stage_latency_s && !(m.calibrated_ring_stage_latency_s->value >= 0.0))
     throw SimError(fmt::format("machine file {}: calibrated_ring_stage_latency_s must be >= 0 (got {})", f,

@@ -466,9 +466,17 @@ void check_fp8(const AttnProblem& p, const Machine& m, const Options& o) {
 // warpgroups that hold no load instructions and, under setmaxnreg, no spills: FlashAttention-3's
 // structure, v08) takes the machine's calibrated_ws_wgmma_efficiency where there is one: its issue
 // rate is not the intra-warpgroup loop's (v06, whose calibrated_wgmma_efficiency it would take).
-std::pair<double, const char*> instr_efficiency(MatrixInstr i, const Machine& m, bool backward, Overlap overlap) {
-  if (!backward && i == MatrixInstr::wgmma && overlap == Overlap::warp_specialized && m.calibrated_ws_wgmma_efficiency)
-    return {m.calibrated_ws_wgmma_efficiency->value, "calibrated_ws_wgmma_efficiency"};
+// That efficiency is the one at head dim 128; with calibrated_ws_wgmma_head_dim_exponent g it scales
+// as (d / 128)^g (at most 1): a tile's MMA work per score element is 2 d MACs (S = Q K^T runs d / 16
+// k-steps, P V is d wide), so a larger d amortizes the consumer's per-tile issue and wait bubbles
+// (the softmax handoff, the barrier waits) over more matrix work.
+std::pair<double, const char*> instr_efficiency(MatrixInstr i, const Machine& m, bool backward, Overlap overlap,
+                                                int64_t head_dim) {
+  if (!backward && i == MatrixInstr::wgmma && overlap == Overlap::warp_specialized && m.calibrated_ws_wgmma_efficiency) {
+    const double g = m.calibrated_ws_wgmma_head_dim_exponent ? m.calibrated_ws_wgmma_head_dim_exponent->value : 0.0;
+    return {std::min(1.0, m.calibrated_ws_wgmma_efficiency->value * std::pow(static_cast<double>(head_dim) / 128.0, g)),
+            "calibrated_ws_wgmma_efficiency"};
+  }
   if (backward && i == MatrixInstr::wgmma && m.calibrated_bwd_wgmma_efficiency)
     return {m.calibrated_bwd_wgmma_efficiency->value, "calibrated_bwd_wgmma_efficiency"};
   if (backward && i == MatrixInstr::mma_sync && m.calibrated_bwd_mma_sync_efficiency)
@@ -520,7 +528,7 @@ void expected_tiled(KernelResult& k, const Machine& m, const AttnProblem& p, con
                                                         pad_to(bo, g.m) * pad_to(d, g.n) * pad_to(bi, g.k));
   const double full_flops = work_tiles * 2.0 * mm * padded_macs;
   const bool fma = instr == MatrixInstr::fma;
-  const auto [eta, eta_name] = fma ? std::pair<double, const char*>{1.0, "none"} : instr_efficiency(instr, m, k.backward, t.design.overlap);
+  const auto [eta, eta_name] = fma ? std::pair<double, const char*>{1.0, "none"} : instr_efficiency(instr, m, k.backward, t.design.overlap, d);
   const double rate_cu = (fma ? m.vector_fp32.value : expected_matrix_rate(m, p.dtype, measured)) / cus * eta;
   const double t_matrix = exact_flops / rate_cu;           // SM-seconds, exact tile FLOPs
   const double t_partial = std::max(0.0, full_flops - exact_flops) / rate_cu;

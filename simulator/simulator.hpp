@@ -90,6 +90,7 @@ struct Machine {
   // efficiency, and the time a ring stage is held beyond its tile's compute (load issue to data
   // arrival and release: the Little's-law term of a ring of Tiling::stages stages).
   std::optional<Sourced> calibrated_ws_wgmma_efficiency;
+  std::optional<Sourced> calibrated_ws_wgmma_head_dim_exponent;  // (d/128)^g scaling of the above
   std::optional<Sourced> calibrated_ring_stage_latency_s;
   // A K/V stream issued inline (Design::kv_inline: the warps that compute issue the next stages'
   // copies between tiles, behind one CTA barrier per tile; v07): the share of a CTA's tile compute

@@ -140,6 +140,7 @@ CALIBRATED = {
 }
 CALIBRATED_WS = {
     "calibrated_ws_wgmma_efficiency": (0.2, 1.0),
+    "calibrated_ws_wgmma_head_dim_exponent": (0.01, 1.0),
     "calibrated_ring_stage_latency_s": (1e-8, 2e-5),
 }
 CALIBRATED_BWD = {
@@ -390,14 +391,17 @@ def fit(ioattn, train, params, tmp, error=log_error, scan=0):
 
 def describe(train, impls, what):
     names = sorted({p["source"] for p in train})
-    return (f"{len(train)} {what} points: {TRAIN_DTYPE}, non-causal, N {' and '.join(map(str, TRAIN_N))}, d 64 and 128, "
+    dims = sorted({p["head_dim"] for p in train})
+    return (f"{len(train)} {what} points: {TRAIN_DTYPE}, non-causal, N {' and '.join(map(str, TRAIN_N))}, "
+            f"d {' and '.join(filter(None, (', '.join(map(str, dims[:-1])), str(dims[-1]))))}, "
             f"{', '.join(sorted({p['impl'].split(':')[-1] for p in train}))} ({', '.join(names)})")
 
 
 def calibrate(ioattn, which="all"):
     """The forward parameters on the forward training points, then the backward parameters on the
-    backward training points (the forward ones fixed); never a held-out point. which: all, fwd, bwd or
-    dram (the other sets' committed values kept); the drift (dram) is fitted first, on TRAINING DRAM's reads."""
+    backward training points (the forward ones fixed); never a held-out point. which: all, fwd, ws (the
+    warp-specialized design's own only), bwd or dram (the other sets' committed values kept); the drift
+    (dram) is fitted first, on TRAINING DRAM's reads."""
     pts = points()
     train_dram = [p for p in pts if p.get("read_set") == "training dram"]
     train = [p for p in pts if p["set"] == "training" and p["impl"] not in WS_IMPLS]
@@ -411,7 +415,7 @@ def calibrate(ioattn, which="all"):
         vals_dram = (fit(ioattn, train_dram, CALIBRATED_DRAM, tmp, error=read_log_error, scan=121)
                      if which in ("all", "dram") else {})
         vals = fit(ioattn, train, CALIBRATED, tmp) if which in ("all", "fwd") else {}
-        if which in ("all", "fwd"):  # the warp-specialized design's own, the forward ones fixed
+        if which in ("all", "fwd", "ws"):  # the warp-specialized design's own, the forward ones fixed
             json.dump({**json.load(open(os.path.join(tmp, "h200.json"))),
                        **{k: {"value": v, "source": "fitted"} for k, v in vals.items()}},
                       open(os.path.join(tmp, "h200.json"), "w"))
@@ -441,7 +445,11 @@ def calibrate(ioattn, which="all"):
                                   "stores)",
         "calibrated_ws_wgmma_efficiency": "share of the dense bf16/fp16 rate a warp-specialized wgmma loop (TMA "
                                           "producer warp, consumer warpgroups in ping-pong, no loads or spills in "
-                                          "the consumers) issues at",
+                                          "the consumers) issues at head dim 128",
+        "calibrated_ws_wgmma_head_dim_exponent": "exponent g of the warp-specialized wgmma efficiency's head-dim "
+                                                 "scaling, calibrated_ws_wgmma_efficiency x (d / 128)^g (at most 1): "
+                                                 "a tile's MMA work per score element (2 d MACs) amortizes the "
+                                                 "consumer's per-tile issue and wait bubbles",
         "calibrated_ring_stage_latency_s": "seconds a K/V ring stage is held beyond its tile's compute (load issue "
                                            "to data arrival and release), the Little's-law term of a ring of the "
                                            "launch's stages",
@@ -761,8 +769,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ioattn", required=True, help="the ioattn CLI (build/apps/ioattn)")
     ap.add_argument("--check", action="store_true", help="compare with the committed CSV and README block")
-    ap.add_argument("--calibrate", nargs="?", const="all", choices=("all", "fwd", "bwd", "dram"),
-                    help="refit the calibrated_* entries of h200.json first (all, or only the forward, backward or "
+    ap.add_argument("--calibrate", nargs="?", const="all", choices=("all", "fwd", "ws", "bwd", "dram"),
+                    help="refit the calibrated_* entries of h200.json first (all, or only the forward, the "
+                         "warp-specialized design's own (ws: the other forward ones fixed), backward or "
                          "DRAM-read (drift) ones)")
     args = ap.parse_args()
     if not os.access(args.ioattn, os.X_OK):
