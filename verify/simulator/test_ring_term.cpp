@@ -8,10 +8,13 @@
 //   - the expected time does not grow with the ring depth, and the term vanishes once S >= 1 + tiles L
 //     / (occ c);
 //   - the warp-specialized forward takes calibrated_ws_wgmma_efficiency (the matrix_issue term names it),
-//     the intra-warpgroup one calibrated_wgmma_efficiency; a backward loop neither.
+//     the intra-warpgroup one calibrated_wgmma_efficiency; a backward loop neither;
+//   - that efficiency is the one at d = 128 and scales as (d / 128)^g, g the catalog's
+//     calibrated_ws_wgmma_head_dim_exponent, at most 1; the intra-warpgroup one does not scale.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -150,4 +153,26 @@ TEST(RingTerm, WarpSpecializedTakesItsOwnEfficiency) {
     if (k.tiles > 0) {
       EXPECT_NE(term(k, "matrix_issue").parameter, "calibrated_ws_wgmma_efficiency");
     }
+}
+
+TEST(RingTerm, WarpSpecializedEfficiencyScalesWithHeadDim) {
+  const Machine& m = h200();
+  ASSERT_TRUE(m.calibrated_ws_wgmma_efficiency.has_value());
+  ASSERT_TRUE(m.calibrated_ws_wgmma_head_dim_exponent.has_value());
+  const double e128 = m.calibrated_ws_wgmma_efficiency->value, g = m.calibrated_ws_wgmma_head_dim_exponent->value;
+  const double intra128 = term(main_kernel(simulate_unchecked(problem(4096, 128, false), m, ws_tiling(128, 128, 2, 1, kIntra), {})),
+                               "matrix_issue").value;
+  double prev = 0.0;
+  for (int64_t d : {64, 96, 128, 192, 256}) {
+    const AttnProblem p = problem(4096, d, false);
+    const int64_t bc = d > 128 ? 64 : 128;
+    const auto ws = term(main_kernel(simulate_unchecked(p, m, ws_tiling(128, bc, 2, 1, kWs), {})), "matrix_issue");
+    EXPECT_NEAR(ws.value, std::min(1.0, e128 * std::pow(static_cast<double>(d) / 128.0, g)), 1e-12) << "d " << d;
+    if (g > 0) {
+      EXPECT_GT(ws.value, prev) << "d " << d;  // grows with d while below 1
+    }
+    prev = ws.value;
+    const auto intra = term(main_kernel(simulate_unchecked(p, m, ws_tiling(128, bc, 2, 1, kIntra), {})), "matrix_issue");
+    EXPECT_DOUBLE_EQ(intra.value, intra128) << "d " << d;
+  }
 }
