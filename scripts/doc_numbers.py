@@ -40,13 +40,8 @@ SOURCES = {
     "fp8_gap_lazy": "experiments/results/h200/2026-12-01_4eddfc3_fp8_lazy/fp8/bench.csv",  # run_h200.sh fp8 (then default)
     "fp8_gap_eager": "experiments/results/h200/2026-12-01_4eddfc3_fp8_eager/fp8/bench.csv",  # IOATTN_V10_RESCALE=eager
     "fp8_gap_fast": "experiments/results/h200/2026-12-01_4eddfc3_fp8_fastpromote/fp8/bench.csv",  # IOATTN_V10_S_PROMOTE=fast
-    # v08p vs cuDNN at short N (experiments/gpu/short_n_gap.py reads these ncu_detail.py folders, oldest first)
-    "short_n_runs": ["experiments/results/h200/2026-12-02_a109f05_ncu_shortn",  # experiments/gpu/ncu_detail.py
-                     "experiments/results/h200/2026-12-02_b7896cf_ncu_shortn",  # after the TMA epilogue and order
-                     "experiments/results/h200/2026-12-02_b7896cf_ncu_order",  # head/, heavy/: IOATTN_V08P_ORDER
-                     "experiments/results/h200/2026-12-02_a963f30_ncu_rows",  # per-consumer key tiles
-                     "experiments/results/h200/2026-12-02_c9ab8a8_ncu_heavy",  # heavy first at Br 192
-                     "experiments/results/h200/2026-12-02_32a2caf_fwd_v08p_maskall"],  # mask_all/, mask_auto/: IOATTN_V08P_MASK
+    # v08p vs cuDNN at short N: the ncu_detail.py folders are short_n_gap.py's DEFAULT_RUNS (one list,
+    # which paper/gen_fast.py reads too)
 }
 
 CPU_SUITES = ("reference", "simulator", "spec")  # verify/ folders whose tests the CPU run records
@@ -677,7 +672,7 @@ def short_n_gap():
     sys.path.insert(0, os.path.join(ROOT, "experiments", "gpu"))
     import short_n_gap as g
     try:
-        return g, g.build(SOURCES["short_n_runs"], ROOT)
+        return g, g.build(g.DEFAULT_RUNS, ROOT)
     except g.GapError as e:
         raise DataError(str(e)) from None
 
@@ -685,7 +680,7 @@ def short_n_gap():
 @block(KER, "short_n_gap")
 def ker_short_n_gap():
     g, rows = short_n_gap()
-    return g.render_block(rows, SOURCES["short_n_runs"])
+    return g.render_block(rows, g.DEFAULT_RUNS)
 
 
 @block("README.md", "short_n_gap_summary")

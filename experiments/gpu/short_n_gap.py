@@ -34,7 +34,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# The runs the READMEs quote (scripts/doc_numbers.py SOURCES short_n_*), oldest first.
+# The runs the READMEs (scripts/doc_numbers.py) and the paper (paper/gen_fast.py) quote, oldest first.
 DEFAULT_RUNS = ["experiments/results/h200/2026-12-02_a109f05_ncu_shortn", "experiments/results/h200/2026-12-02_b7896cf_ncu_shortn",
                 "experiments/results/h200/2026-12-02_b7896cf_ncu_order", "experiments/results/h200/2026-12-02_a963f30_ncu_rows",
                 "experiments/results/h200/2026-12-02_c9ab8a8_ncu_heavy", "experiments/results/h200/2026-12-02_32a2caf_fwd_v08p_maskall"]
