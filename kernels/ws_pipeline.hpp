@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "kernels/launch.hpp"
@@ -65,7 +66,13 @@ __device__ __forceinline__ void mbar_arrive_lane0(uint32_t bar, int lane) {
 }
 // One poll; a thread may sleep in it up to kPollNs while the phase is incomplete.
 constexpr int kPollNs = 1000;
-constexpr uint32_t kMaxPolls = 1u << 22;  // 2^22 polls: a few seconds at most
+// 2^22 polls: a few seconds at most. A diagnostic build (-DIOATTN_WS_DIAG, e.g. through
+// CMAKE_CUDA_FLAGS) may set IOATTN_WS_MAX_POLLS, and prints one line per wait that gave up.
+#if defined(IOATTN_WS_MAX_POLLS)
+constexpr uint32_t kMaxPolls = IOATTN_WS_MAX_POLLS;
+#else
+constexpr uint32_t kMaxPolls = 1u << 22;
+#endif
 __device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
   uint32_t done;
   asm volatile(
@@ -84,6 +91,11 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, bool& t
   for (uint32_t polls = 0; !mbar_try_wait(bar, parity);)
     if (++polls == kMaxPolls) {
       timed_out = true;
+#if defined(IOATTN_WS_DIAG)
+      // Which wait: the barrier's shared-memory address (the kernel's layout says whose it is).
+      printf("ws: a barrier wait gave up: block %d thread %d barrier 0x%x parity %u\n", static_cast<int>(blockIdx.x),
+             static_cast<int>(threadIdx.x), bar, parity);
+#endif
       return;
     }
 }
