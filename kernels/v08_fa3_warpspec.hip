@@ -411,7 +411,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
         load_kv(s_V, v_full(stage(n)), v_empty(stage(n)), &maps.v, n);
       }
     }
-    if (timed_out) __trap();
+    if (timed_out) gave_up_trap();
     return;  // every load issued is waited for by the consumers, so the block outlives it
   }
 
@@ -512,7 +512,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       if (c == 0) named_bar_sync(kSchedBar + 0, 256);
   }
 
-  if (timed_out) __trap();  // a protocol bug: fail the launch rather than write O
+  if (timed_out) gave_up_trap();  // a protocol bug: fail the launch rather than write O
   // Epilogue (v06's): O / l straight from the accumulators (4-byte stores), LSE = scale m + log l.
   T* g_O = g_O_all + a.q_offset(b, 0, h);
   const int64_t q_stride = a.q_row_stride();
@@ -664,7 +664,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
         kv0 += n_tiles;
       }
     }
-    if (timed_out) __trap();
+    if (timed_out) gave_up_trap();
     return;  // every load issued is waited for by the consumers, so the block outlives it
   }
 
@@ -881,7 +881,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   }
   if constexpr (Tl::kPingPong)
     if (c == 0) named_bar_sync(kSchedBar + 0, 256);
-  if (timed_out) __trap();
+  if (timed_out) gave_up_trap();
 #else
   (void)maps, (void)a, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo, (void)sched, (void)n_work, (void)own_rows;
 #endif

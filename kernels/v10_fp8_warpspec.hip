@@ -245,7 +245,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       };
       produce_kv(bars, n_tiles, Tl::kKBytes, Tl::kVBytes, load_k, load_v, timed_out);
     }
-    if (timed_out) __trap();
+    if (timed_out) gave_up_trap();
     return;  // every load issued is waited for by the consumers, so the block outlives it
   }
 
@@ -336,7 +336,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     slot.end();  // the last consumer's last arrival on consumer 0's barrier: taken
   }
 
-  if (timed_out) __trap();  // a protocol bug: fail the launch rather than write O
+  if (timed_out) gave_up_trap();  // a protocol bug: fail the launch rather than write O
   // Epilogue (v09's): O = (P~ V) v_descale / l in the output dtype; LSE = (scale qd kd) m + log l.
   T* g_O = g_O_all + a.q_offset(b, 0, h);
   const int64_t q_stride = a.q_row_stride();

@@ -86,18 +86,34 @@ __device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
 // for parity 1 returns at once). Bounded: after kMaxPolls polls it gives up, sets `timed_out` and
 // every later wait of this thread returns at once; the thread traps at its end (outside the MMA
 // loop: a trap inside it made ptxas spill 564 bytes per thread and serialize the wgmma at d 128).
+#if defined(IOATTN_WS_DIAG)
+static __device__ unsigned long long ws_gave_up = 0;  // 1 | barrier << 1 | parity << 21 | thread << 22 | block << 32
+#endif
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, bool& timed_out) {
   if (timed_out) return;
   for (uint32_t polls = 0; !mbar_try_wait(bar, parity);)
     if (++polls == kMaxPolls) {
       timed_out = true;
 #if defined(IOATTN_WS_DIAG)
-      // Which wait: the barrier's shared-memory address (the kernel's layout says whose it is).
-      printf("ws: a barrier wait gave up: block %d thread %d barrier 0x%x parity %u\n", static_cast<int>(blockIdx.x),
-             static_cast<int>(threadIdx.x), bar, parity);
+      // The first wait of the launch that gave up, for gave_up_trap (a store, not a printf: a call
+      // here, inside the MMA loop, would serialize the wgmma).
+      atomicCAS(&ws_gave_up, 0ull,
+                1ull | uint64_t{bar & 0xfffffu} << 1 | uint64_t{parity & 1u} << 21 | uint64_t{threadIdx.x & 0x3ffu} << 22 |
+                    uint64_t{blockIdx.x} << 32);
 #endif
       return;
     }
+}
+// A thread whose wait gave up (timed_out) ends here, after its loops: the launch fails. A
+// diagnostic build prints the first wait of the launch that gave up first.
+__device__ __forceinline__ void gave_up_trap() {
+#if defined(IOATTN_WS_DIAG)
+  const unsigned long long w = ws_gave_up;
+  printf("ws: a barrier wait gave up: block %u thread %u barrier 0x%x parity %u (first of the launch; seen by block %d thread %d)\n",
+         static_cast<unsigned>(w >> 32), static_cast<unsigned>((w >> 22) & 0x3ff), static_cast<unsigned>((w >> 1) & 0xfffff),
+         static_cast<unsigned>((w >> 21) & 1), static_cast<int>(blockIdx.x), static_cast<int>(threadIdx.x));
+#endif
+  __trap();
 }
 // One box of a 4-D tensor map (coordinates innermost first: column, head, row, batch) into shared
 // memory at `dst`; its bytes complete on `bar`. HBM read.
