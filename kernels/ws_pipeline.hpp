@@ -42,6 +42,12 @@ __host__ __device__ constexpr int ring_stage(int n) { return n % kStages; }
 template <int kStages>
 __host__ __device__ constexpr uint32_t ring_parity(int n) { return static_cast<uint32_t>((n / kStages) & 1); }
 
+#if defined(IOATTN_WS_DIAG)
+// The diagnostic build's record of the first wait that gave up (mbar_wait): 1 | barrier << 1 |
+// parity << 21 | thread << 22 | block << 32. Declared in every compilation pass (the host stub names it).
+static __device__ unsigned long long ws_gave_up = 0;
+#endif
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // ---- mbarrier, TMA, named barriers, setmaxnreg (PTX ISA 8.0, sm_90a) ----------------------------
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
@@ -86,9 +92,6 @@ __device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
 // for parity 1 returns at once). Bounded: after kMaxPolls polls it gives up, sets `timed_out` and
 // every later wait of this thread returns at once; the thread traps at its end (outside the MMA
 // loop: a trap inside it made ptxas spill 564 bytes per thread and serialize the wgmma at d 128).
-#if defined(IOATTN_WS_DIAG)
-static __device__ unsigned long long ws_gave_up = 0;  // 1 | barrier << 1 | parity << 21 | thread << 22 | block << 32
-#endif
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, bool& timed_out) {
   if (timed_out) return;
   for (uint32_t polls = 0; !mbar_try_wait(bar, parity);)
@@ -105,7 +108,8 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, bool& t
     }
 }
 // A thread whose wait gave up (timed_out) ends here, after its loops: the launch fails. A
-// diagnostic build prints the first wait of the launch that gave up first.
+// diagnostic build prints the first wait of the launch that gave up first (its printf makes ptxas
+// serialize every wgmma of the kernel, warning C7510: the protocol is the same, the timing is not).
 __device__ __forceinline__ void gave_up_trap() {
 #if defined(IOATTN_WS_DIAG)
   const unsigned long long w = ws_gave_up;
