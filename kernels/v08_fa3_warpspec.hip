@@ -42,10 +42,10 @@
 // Tiling: Br = 64 kC, Bc keys per tile, kStages buffers per ring; 128 (1 + kC) threads, one block per
 // SM. Shared memory: Q (Br, kDp) + 2 kStages (Bc, kDp) + barriers. Per consumer thread: O kDp/2 + S
 // Bc/2 fp32 registers + P Bc/4. kConfigs below lists every configuration; the default per class
-// (the first row): d 64: Br 192, Bc 128, 2 stages (91,208 bytes; FA3's d-64 tile: three consumers
-// of 160 registers, O + S + P = 128 of them); d 96: Br 128, Bc 128, 2 stages (164,936 bytes); d 128:
-// Br 128, Bc 128, 2 stages (164,936); d 192: Br 128, Bc 64, 2 stages (148,552; Bc 128 exceeds shared
-// memory); d 256: Br 128, Bc 64, 2 stages (197,704).
+// (the first row): d 64: Br 192, Bc 128, 2 stages (91,216 bytes; FA3's d-64 tile: three consumers
+// of 160 registers, O + S + P = 128 of them); d 96: Br 128, Bc 128, 2 stages (164,944 bytes); d 128:
+// Br 128, Bc 128, 2 stages (164,944); d 192: Br 128, Bc 64, 2 stages (148,560; Bc 128 exceeds shared
+// memory); d 256: Br 128, Bc 64, 2 stages (197,712).
 // Registers (ptxas -v, CUDA 13.0, fp16 and bf16, every row of kConfigs): 168 per thread at launch for
 // the 384-thread blocks (Br 128; 24 / 240 after setmaxnreg) and 128 for the 512-thread blocks (Br
 // 192; 24 / 160 after setmaxnreg); 0 bytes of spills, no wgmma serialization warning. Tried and
@@ -70,11 +70,12 @@
 // Run: ioattn run --kernel v08_fa3_warpspec --seqlen 4096 --heads 16 --head-dim 128 --dtype bf16 --check
 //
 // Persistent grid (registry variant v08p_fa3_persistent: V08Tile's kPersistent, every configuration
-// of kConfigs, its own kernel fa3_warpspec_persistent_kernel below). v08's kernel is kept as it was,
-// statement for statement, because v08 is the measured path and the persistent one has not run on a
-// GPU; the persistent kernel repeats v08's per-tile producer code and consumer step inside its tile
-// loop (to be folded into one kernel once v08p has passed the GPU suite). What changed vs the grid
-// of one block per (b, h, query block):
+// of kConfigs). One kernel, two grids: fa3_warpspec_kernel below loops over work tiles (b, h, query
+// block) of kernels/tile_scheduler.hpp's order and runs the per-tile pipeline above for each. v08
+// launches it with one CTA per work tile in heavy-first order (each CTA's loop runs once), one Q
+// buffer, O stored from registers and every consumer over the block's key tiles; v08p as follows.
+// (Until session 12 v08 had a kernel of its own, which this one repeated statement for statement;
+// folding them: kernels/dev/NOTES.md.) What changes with the persistent grid:
 //   the grid is one block per SM (fewer when there are fewer work tiles; IOATTN_V08P_CTAS=N caps it,
 //   for tests); block c walks the work tiles c, c + grid, ... of kernels/tile_scheduler.hpp's static
 //   order: under a causal mask or window, heavy query blocks first (the round robin then gives no
@@ -206,8 +207,8 @@ struct V08Tile {
   static constexpr int kBc = kBc_;
   static constexpr int kStages = kStages_;
   static constexpr bool kPingPong = kPingPong_;
-  // Persistent (v08p): the block walks work tiles of the TileScheduler order (tile_scheduler.hpp);
-  // Q gets an "empty" barrier per buffer and, where shared memory allows, a second buffer.
+  // Persistent (v08p): one CTA per SM walks the work tiles of the TileScheduler order
+  // (tile_scheduler.hpp); Q gets a second buffer where shared memory allows. v08: one CTA per tile.
   static constexpr bool kPersistent = kPersistent_;
   static constexpr int kThreads = 128 * (1 + kConsumers);  // producer warpgroup + consumers
   // Registers at launch (__launch_bounds__(kThreads, 1)): 65536 / kThreads rounded down to 8
@@ -221,8 +222,8 @@ struct V08Tile {
   // else 1 (d 256: the next tile's Q loads once this tile's last S = Q K^T has completed).
   static constexpr int kQStages =
       kPersistent_ && kRingBytes + 2 * kQBytes + 8 * (4 + 4 * kStages_) <= kMaxSharedBytes ? 2 : 1;
-  // Q full (kQStages); K full/empty, V full/empty per stage; persistent: Q empty (kQStages).
-  static constexpr int kBarriers = kQStages * (kPersistent_ ? 2 : 1) + 4 * kStages_;
+  // Q full and Q empty per Q buffer; K full/empty, V full/empty per stage.
+  static constexpr int kBarriers = 2 * kQStages + 4 * kStages_;
   static constexpr int kSmemBytes = kRingBytes + kQStages * kQBytes + 8 * kBarriers;
   // Persistent with two Q buffers: O leaves through shared memory by TMA stores (the epilogue
   // writes O / l into its tile's Q buffer, whose S = Q K^T are all done, and one thread per
@@ -241,10 +242,10 @@ struct V08Tile {
                 "setmaxnreg targets exceed the block's registers");
 };
 
-static_assert(V08Tile<128, 128, 128, 2, true>::kSmemBytes == 164936 && V08Tile<64, 128, 128, 2, true>::kSmemBytes == 83016 &&
-                  V08Tile<256, 128, 64, 2, true>::kSmemBytes == 197704 &&
-                  V08Tile<64, 192, 128, 2, true>::kSmemBytes == 91208 &&
-                  V08Tile<192, 128, 64, 2, true>::kSmemBytes == 148552,
+static_assert(V08Tile<128, 128, 128, 2, true>::kSmemBytes == 164944 && V08Tile<64, 128, 128, 2, true>::kSmemBytes == 83024 &&
+                  V08Tile<256, 128, 64, 2, true>::kSmemBytes == 197712 &&
+                  V08Tile<64, 192, 128, 2, true>::kSmemBytes == 91216 &&
+                  V08Tile<192, 128, 64, 2, true>::kSmemBytes == 148560,
               "the header's shared-memory figures");
 static_assert(V08Tile<128, 128, 128, 2, true, true>::kSmemBytes == 197728 &&
                   V08Tile<64, 192, 128, 2, true, true>::kSmemBytes == 115808 &&
@@ -332,218 +333,14 @@ __device__ __forceinline__ int opaque(int x) {
 }
 #endif
 
+// The kernel of both variants (header: "One kernel, two grids"): work tiles of the scheduler's
+// order, v08's per-tile pipeline inside the loop over them. v08 launches one CTA per work tile
+// (its loop runs once), v08p one per SM.
 template <class T, class Tl>
 __global__ void __launch_bounds__(Tl::kThreads, 1)
     fa3_warpspec_kernel(const __grid_constant__ V08Maps maps, AttnView a, T* __restrict__ g_O_all,
-                        float* __restrict__ g_LSE, uint32_t v_lbo, uint32_t v_sbo) {
-#if defined(IOATTN_V08_WS)
-  constexpr int kDp = Tl::kDp, kBr = Tl::kBr, kBc = Tl::kBc, kStages = Tl::kStages, kC = Tl::kConsumers;
-
-  extern __shared__ unsigned char smem_raw[];
-  // The swizzle pattern repeats every 8 rows x 128 bytes (TMA and wgmma agree on it when the tile
-  // starts 1024-byte aligned).
-  const uint32_t raw_addr = frag::smem_addr(smem_raw);
-  unsigned char* s_base = smem_raw + ((1024 - raw_addr % 1024) % 1024);
-  const uint32_t s_Q = frag::smem_addr(s_base);          // (Br, kDp): kDp/64 panels of Br rows x 128 B
-  const uint32_t s_K = s_Q + Tl::kQBytes;                // kStages x (Bc, kDp), same layout
-  const uint32_t s_V = s_K + kStages * Tl::kKVBytes;     // kStages x (Bc, kDp)
-  const uint32_t s_bar = s_V + kStages * Tl::kKVBytes;   // kBarriers x 8 bytes
-  const uint32_t q_full = s_bar;
-  auto k_full = [&](int s) { return s_bar + 8 * (1 + s); };
-  auto k_empty = [&](int s) { return s_bar + 8 * (1 + kStages + s); };
-  auto v_full = [&](int s) { return s_bar + 8 * (1 + 2 * kStages + s); };
-  auto v_empty = [&](int s) { return s_bar + 8 * (1 + 3 * kStages + s); };
-
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, wg_id = tid / 128;
-  const int seqlen_q = static_cast<int>(a.seqlen_q);
-  const int b = static_cast<int>(blockIdx.x / a.heads_q), h = static_cast<int>(blockIdx.x % a.heads_q);
-  const int i0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kBr;  // heavy query blocks first
-  const int i1 = min(i0 + kBr, seqlen_q);
-  const MaskSpec& mask = a.mask;
-  const int kb_blk = static_cast<int>(mask.block_key_begin(i0, i1));
-  const int ke_blk = static_cast<int>(mask.block_key_end(i0, i1));
-  const int j_first = kb_blk / kBc;
-  const int j_last = ke_blk > kb_blk ? (ke_blk + kBc - 1) / kBc : j_first;
-  const int n_tiles = j_last - j_first;  // the same for every warpgroup of the block
-  // Tile n (= j - j_first) of either ring sits in buffer n % kStages, filled for the
-  // (n / kStages)-th time: its full barrier completes phase n / kStages, whose parity is waited for.
-  auto stage = [](int n) { return n % kStages; };
-  auto parity = [](int n) { return static_cast<uint32_t>((n / kStages) & 1); };
-
-  bool timed_out = false;  // a barrier wait gave up (mbar_wait): trap before exiting
-  if (tid == 0) {
-    mbar_init(q_full, 1);
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(k_full(s), 1);   // the producer's arrive.expect_tx; the TMA bytes complete it
-      mbar_init(v_full(s), 1);
-      mbar_init(k_empty(s), 4 * kC);  // lane 0 of each consumer warp
-      mbar_init(v_empty(s), 4 * kC);
-    }
-    mbar_init_fence();
-  }
-  __syncthreads();  // the last block-wide barrier: the roles part here
-
-  if (wg_id == 0) {
-    // ---- producer -------------------------------------------------------------------------------
-    setmaxnreg_dec<Tl::kProducerRegs>();
-    if (warp == 0 && lane == 0 && n_tiles > 0) {  // no tile: nothing is loaded, nothing waited for
-      const int hk = static_cast<int>(a.kv_head_of(h));
-      mbar_arrive_expect_tx(q_full, Tl::kQBytes);
-#pragma unroll
-      for (int c = 0; c < kC; ++c)  // consumer c's 64 rows, panel p: rows 64c.. of panel p
-#pragma unroll
-        for (int p = 0; p < kDp / 64; ++p)  // HBM read: Q_i, once
-          tma_load_4d(s_Q + p * (kBr * 128) + c * (64 * 128), &maps.q, q_full, 64 * p, h, i0 + 64 * c, b);
-      // Loads in the order the consumers use them: K_0, then K_{n+1}, V_n for n = 0, 1, ...
-      // Before refilling a buffer, wait until the 4 kC consumer warps released its previous tile
-      // (tile n - kStages: phase parity(n) ^ 1 of the empty barrier; immediate for n < kStages).
-      auto load_kv = [&](uint32_t s_ring, uint32_t full, uint32_t empty, const CUtensorMap* map, int n) {
-        mbar_wait(empty, parity(n) ^ 1u, timed_out);
-        mbar_arrive_expect_tx(full, Tl::kKVBytes);
-        const uint32_t dst = s_ring + stage(n) * Tl::kKVBytes;
-#pragma unroll
-        for (int p = 0; p < kDp / 64; ++p)  // HBM read: K_j / V_j, once per (query block, j)
-          tma_load_4d(dst + p * (kBc * 128), map, full, 64 * p, hk, (j_first + n) * kBc, b);
-      };
-      load_kv(s_K, k_full(0), k_empty(0), &maps.k, 0);
-      for (int n = 0; n < n_tiles; ++n) {
-        if (n + 1 < n_tiles) load_kv(s_K, k_full(stage(n + 1)), k_empty(stage(n + 1)), &maps.k, n + 1);
-        load_kv(s_V, v_full(stage(n)), v_empty(stage(n)), &maps.v, n);
-      }
-    }
-    if (timed_out) gave_up_trap();
-    return;  // every load issued is waited for by the consumers, so the block outlives it
-  }
-
-  // ---- consumers ----------------------------------------------------------------------------------
-  setmaxnreg_inc<Tl::kConsumerRegs>();
-  const int c = wg_id - 1;  // consumer warpgroup (0 .. kC - 1): query rows 64c .. 64c + 63 of the block
-  const int cw = warp % 4;  // warp within it: rows 16 cw .. 16 cw + 15 of those
-  const int wi0 = i0 + 64 * c + 16 * cw, wi1 = min(wi0 + 16, seqlen_q);
-  int key_lo[2], key_hi[2];  // visible keys of this thread's rows wi0 + lane/4 + 8s (none past seqlen_q)
-#pragma unroll
-  for (int s = 0; s < 2; ++s) {
-    const int i = wi0 + lane / 4 + 8 * s;
-    key_lo[s] = i < seqlen_q ? static_cast<int>(mask.key_begin(i)) : 0;
-    key_hi[s] = i < seqlen_q ? static_cast<int>(mask.key_end(i)) : 0;
-  }
-  const uint32_t q_addr = s_Q + 64 * c * 128;  // this warpgroup's 64 rows, panel 0
-  auto k_addr = [&](int n) { return s_K + stage(n) * Tl::kKVBytes; };
-  auto v_addr = [&](int n) { return s_V + stage(n) * Tl::kKVBytes; };
-
-  float r_O[kDp / 2];  // (64, kDp) per warpgroup: (16, d) per warp in 16x8 atoms, 4 registers each
-  float r_S[kBc / 2];
-  uint32_t r_P[kBc / 16][4];  // P as the A operand of O += P V, 16 keys per MMA
-#pragma unroll
-  for (int x = 0; x < kDp / 2; ++x) r_O[x] = 0.f;
-#pragma unroll
-  for (int x = 0; x < kBc / 2; ++x) r_S[x] = 0.f;
-  float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.f, 0.f};  // rows lane/4 and lane/4 + 8
-  const float sl2 = a.scale_log2;
-  float alpha[2];
-  auto rescale_o = [&](const float (&al)[2]) {
-#pragma unroll
-    for (int x = 0; x < kDp / 2; ++x) r_O[x] *= al[(x % 4) / 2];
-  };
-  // Ping-pong (round robin over kC consumers): wait for this consumer's issue slot / hand the slot
-  // to the next consumer. Each barrier joins the waiting warpgroup and the arriving one: 256 threads.
-  auto slot_wait = [&] {
-    if constexpr (Tl::kPingPong) named_bar_sync(kSchedBar + c, 256);
-  };
-  auto slot_pass = [&] {
-    if constexpr (Tl::kPingPong) named_bar_arrive(kSchedBar + (c + 1) % kC, 256);
-  };
-
-  if (n_tiles > 0) {
-    if constexpr (Tl::kPingPong)
-      if (c == kC - 1) named_bar_arrive(kSchedBar + 0, 256);  // consumer 0 issues first
-    mbar_wait(q_full, 0, timed_out);
-    // Tile 0: S_0 alone (O is still 0: nothing to rescale), masked (it may hold the first keys).
-    mbar_wait(k_full(0), 0, timed_out);
-    slot_wait();
-    issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(0));
-    wg::commit();
-    slot_pass();
-    wg::wait_all();
-    wg::fence_regs(r_S);
-    mbar_arrive_lane0(k_empty(0), lane);  // K_0 read by this warp's share of the wgmma
-    mask_tile<kBc>(r_S, key_lo, key_hi, j_first * kBc, lane);
-    (void)softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
-    pack_p<T, kBc>(r_S, r_P);
-    // Step n: S_n = Q K_n^T and O += P_{n-1} V_{n-1} issued together, S_n waited for, its softmax
-    // while P V runs, then P V waited for and O rescaled. As in v06 nothing between issue and wait
-    // touches r_P or r_O or branches (the barrier arrivals are predicated asm).
-    auto step = [&](int n, auto masked) {
-      mbar_wait(k_full(stage(n)), parity(n), timed_out);
-      mbar_wait(v_full(stage(n - 1)), parity(n - 1), timed_out);
-      slot_wait();
-      issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(n));
-      wg::commit();
-      issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n - 1), v_lbo, v_sbo);
-      wg::commit();
-      slot_pass();
-      wg::wait<1>();
-      wg::fence_regs(r_S);
-      mbar_arrive_lane0(k_empty(stage(n)), lane);
-      if constexpr (decltype(masked)::value) mask_tile<kBc>(r_S, key_lo, key_hi, (j_first + n) * kBc, lane);
-      const bool rescale = softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);  // P_n stays fp32 in r_S
-      wg::wait_all();
-      wg::fence_regs(r_O);
-      mbar_arrive_lane0(v_empty(stage(n - 1)), lane);
-      if (rescale) rescale_o(alpha);
-      pack_p<T, kBc>(r_S, r_P);  // only now: the P V just waited for read r_P until it completed
-    };
-    // Tiles [ju0, ju1) are unmasked for every row of the block (key_begin and key_end grow with i).
-    const int ju0 = max(j_first + 1, (static_cast<int>(mask.key_begin(i1 - 1)) + kBc - 1) / kBc);
-    const int ju1 = max(ju0, min(j_last, static_cast<int>(mask.key_end(i0)) / kBc));
-    for (int j = j_first + 1; j < ju0 && j < j_last; ++j) step(j - j_first, std::true_type{});
-    for (int j = ju0; j < ju1; ++j) step(j - j_first, std::false_type{});
-    for (int j = max(ju1, j_first + 1); j < j_last; ++j) step(j - j_first, std::true_type{});
-    // The last P V.
-    mbar_wait(v_full(stage(n_tiles - 1)), parity(n_tiles - 1), timed_out);
-    issue_pv_ws<T, Tl>(r_O, r_P, v_addr(n_tiles - 1), v_lbo, v_sbo);
-    wg::commit();
-    wg::wait_all();
-    wg::fence_regs(r_O);
-    mbar_arrive_lane0(v_empty(stage(n_tiles - 1)), lane);
-    // The last consumer's last arrival on consumer 0's barrier is still pending: take it, so both named
-    // barriers are idle when the block exits.
-    if constexpr (Tl::kPingPong)
-      if (c == 0) named_bar_sync(kSchedBar + 0, 256);
-  }
-
-  if (timed_out) gave_up_trap();  // a protocol bug: fail the launch rather than write O
-  // Epilogue (v06's): O / l straight from the accumulators (4-byte stores), LSE = scale m + log l.
-  T* g_O = g_O_all + a.q_offset(b, 0, h);
-  const int64_t q_stride = a.q_row_stride();
-  const int d = static_cast<int>(a.head_dim);  // a multiple of 8 (supports()): whole 8-column atoms
-#pragma unroll
-  for (int s = 0; s < 2; ++s) l_i[s] = frag::row_allreduce_sum(l_i[s]);
-#pragma unroll
-  for (int s = 0; s < 2; ++s) {
-    const int i = wi0 + lane / 4 + 8 * s;
-    if (i >= seqlen_q) continue;
-    const float inv_l = l_i[s] > 0.f ? 1.f / l_i[s] : 0.f;
-#pragma unroll
-    for (int t = 0; t < kDp / 8; ++t)  // HBM write: O_i, once; atoms of columns >= d (padding) are not stored
-      if (8 * t < d)
-        *reinterpret_cast<uint32_t*>(g_O + i * q_stride + 8 * t + 2 * (lane % 4)) =
-            frag::pack2<T>(r_O[4 * t + 2 * s] * inv_l, r_O[4 * t + 2 * s + 1] * inv_l);
-    if (lane % 4 == 0) g_LSE[a.lse_offset(b, h, i)] = l_i[s] > 0.f ? m_i[s] * a.scale + logf(l_i[s]) : -INFINITY;
-  }
-#else
-  (void)maps, (void)a, (void)g_O_all, (void)g_LSE, (void)v_lbo, (void)v_sbo;
-#endif
-}
-
-// v08p_fa3_persistent's kernel (header: "Persistent grid"): v08's per-tile pipeline (the kernel
-// above, whose producer code and consumer step this repeats) inside a loop over work tiles.
-template <class T, class Tl>
-__global__ void __launch_bounds__(Tl::kThreads, 1)
-    fa3_warpspec_persistent_kernel(const __grid_constant__ V08Maps maps, AttnView a, T* __restrict__ g_O_all,
-                                   float* __restrict__ g_LSE, uint32_t v_lbo, uint32_t v_sbo, TileScheduler sched,
-                                   int n_work, int own_rows) {
-  static_assert(Tl::kPersistent, "v08's own blocks run fa3_warpspec_kernel");
+                        float* __restrict__ g_LSE, uint32_t v_lbo, uint32_t v_sbo, TileScheduler sched, int n_work,
+                        int own_rows) {
 #if defined(IOATTN_V08_WS)
   constexpr int kDp = Tl::kDp, kBr = Tl::kBr, kBc = Tl::kBc, kStages = Tl::kStages, kC = Tl::kConsumers;
   constexpr int kQStages = Tl::kQStages;
@@ -752,7 +549,12 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
       for (int n = 0; n < n_lo; ++n) idle(n);
       if (n_hi > n_lo) {
         const int jc_first = j_first + n_lo, jc_last = j_first + n_hi;
-        // The first own tile: S alone (O is still 0: nothing to rescale), masked (it may hold the first keys).
+        // The first own tile: S alone (O is still 0: nothing to rescale), masked where some row of these
+        // does not see all of its keys (its first row's key_end, its last row's key_begin: both grow
+        // with the row). A branch, not a second copy: no wgmma is in flight at the mask. (Always masked
+        // before: 2 compares and a select per S element of every tile's first key tile.)
+        const bool first_masked = jc_first * kBc < static_cast<int>(mask.key_begin(r1 - 1)) ||
+                                  (jc_first + 1) * kBc > static_cast<int>(mask.key_end(r0));
         mbar_wait(k_full(stage(n_lo)), parity(n_lo), timed_out);
         slot_wait();
         issue_qk_ws<T, Tl>(r_S, q_addr, k_addr(n_lo));
@@ -761,7 +563,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
         wg::wait_all();
         wg::fence_regs(r_S);
         mbar_arrive_lane0(k_empty(stage(n_lo)), lane);  // K read by this warp's share of the wgmma
-        mask_tile<kBc>(r_S, key_lo, key_hi, jc_first * kBc, lane);
+        if (first_masked) mask_tile<kBc>(r_S, key_lo, key_hi, jc_first * kBc, lane);
         (void)softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);
         pack_p<T, kBc>(r_S, r_P);
         // Step n: S_n = Q K_n^T and O += P_{n-1} V_{n-1} issued together, S_n waited for, its softmax
@@ -1003,30 +805,34 @@ LaunchStatus consumer_rows(int& own) {
 
 template <class Tl>
 LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, const Launcher& L) {
-  dim3 grid;
-  // Without persistence the kernel reverses blockIdx.y (heavy query blocks first).
+  TileScheduler sched = make_tile_scheduler(a.batch, a.heads_q, a.seqlen_q, Tl::kBr, a.mask);
+  // The kernel counts work tiles and a CTA's K/V ring tiles in ints.
+  const int64_t key_tiles_per_tile = (a.seqlen_k + Tl::kBc - 1) / Tl::kBc;
+  int own_rows = 0;               // v08: every consumer runs the block's key tiles (v08's rule)
   const char* order = "qblock_major_rev";
-  [[maybe_unused]] int own_rows = 1;
-  [[maybe_unused]] TileScheduler sched = make_tile_scheduler(a.batch, a.heads_q, a.seqlen_q, Tl::kBr, a.mask);
+  int64_t ctas = sched.tiles();   // v08: one CTA per work tile
   if constexpr (Tl::kPersistent) {
     int64_t sms = 0;
     if (auto e = persistent_sms(sms)) return e;
-    const int64_t ctas = persistent_ctas(sched.tiles(), sms);
+    ctas = persistent_ctas(sched.tiles(), sms);
     sched.ctas = static_cast<int>(ctas);
-    // The kernel counts work tiles and a CTA's K/V ring tiles in ints.
-    const int64_t key_tiles_per_cta = (sched.tiles() + ctas - 1) / ctas * ((a.seqlen_k + Tl::kBc - 1) / Tl::kBc);
-    if (sched.tiles() + ctas > INT32_MAX || key_tiles_per_cta > INT32_MAX)
+    if (sched.tiles() + ctas > INT32_MAX || (sched.tiles() + ctas - 1) / ctas * key_tiles_per_tile > INT32_MAX)
       return "v08p_fa3_persistent: batch * heads_q * ceil(seqlen_q / Br) + SMs and ceil(that / SMs) * ceil(seqlen_k / Bc) "
              "must be < 2^31";
     if (auto e = persistent_assignment(sched, a.mask, Tl::kBr, Tl::kBc)) return e;  // needs sched.ctas
     if (auto e = consumer_rows(own_rows)) return e;
-    grid = dim3(static_cast<unsigned>(ctas));
     order = sched.grid_order();
   } else {
-    const int64_t q_blocks = (a.seqlen_q + Tl::kBr - 1) / Tl::kBr;
-    if (q_blocks > 65535) return "v08_fa3_warpspec: seqlen_q must be <= " + std::to_string(65535 * Tl::kBr);
-    grid = dim3(static_cast<unsigned>(a.batch * a.heads_q), static_cast<unsigned>(q_blocks));
+    // v08's order: heavy query blocks first (the last query block of every head, then the second
+    // last, ...), for every problem: CTA t takes order position t, and the hardware dispatches the
+    // CTAs about in that order.
+    if (2 * sched.tiles() > INT32_MAX || key_tiles_per_tile > INT32_MAX)
+      return "v08_fa3_warpspec: batch * heads_q * ceil(seqlen_q / Br) must be < 2^30";
+    sched.order = TileOrder::heavy_first;
+    sched.ctas = static_cast<int>(ctas);
+    sched.serpentine = false;
   }
+  const dim3 grid(static_cast<unsigned>(ctas));
   V08Maps maps{};
   const char* variant = Tl::kPersistent ? "v08p_fa3_persistent" : "v08_fa3_warpspec";  // refusals name it
   if (auto e = encode(maps.q, variant, "Q", t.q, dt, a.batch, a.seqlen_q, a.heads_q, a.head_dim, 64)) return e;
@@ -1042,12 +848,8 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
     if constexpr (sizeof(T) != 2) {
       return std::string(variant) + ": dtype must be fp16 or bf16";
     } else {
-      if constexpr (Tl::kPersistent)
-        return L.main(main, &fa3_warpspec_persistent_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, maps, a,
-                      static_cast<T*>(t.o), t.lse, lbo, sbo, sched, static_cast<int>(sched.tiles()), own_rows);
-      else
-        return L.main(main, &fa3_warpspec_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, maps, a,
-                      static_cast<T*>(t.o), t.lse, lbo, sbo);
+      return L.main(main, &fa3_warpspec_kernel<T, Tl>, grid, Tl::kThreads, Tl::kSmemBytes, maps, a, static_cast<T*>(t.o),
+                    t.lse, lbo, sbo, sched, static_cast<int>(sched.tiles()), own_rows);
     }
   });
 }
