@@ -40,12 +40,13 @@
 // below d only). The softmax scale is the problem's (1/sqrt(d) of the real d by default).
 //
 // Tiling: Br = 64 kC, Bc keys per tile, kStages buffers per ring; 128 (1 + kC) threads, one block per
-// SM. Shared memory: Q (Br, kDp) + 2 kStages (Bc, kDp) + barriers. Per consumer thread: O kDp/2 + S
-// Bc/2 fp32 registers + P Bc/4. kConfigs below lists every configuration; the default per class
-// (the first row): d 64: Br 192, Bc 128, 2 stages (91,216 bytes; FA3's d-64 tile: three consumers
-// of 160 registers, O + S + P = 128 of them); d 96: Br 128, Bc 128, 2 stages (164,944 bytes); d 128:
-// Br 128, Bc 128, 2 stages (164,944); d 192: Br 128, Bc 64, 2 stages (148,560; Bc 128 exceeds shared
-// memory); d 256: Br 128, Bc 64, 2 stages (197,712).
+// SM. Shared memory: Q (Br, kDp) x 2 buffers (1 at d 256; "Persistent grid" below) + 2 kStages (Bc,
+// kDp) + barriers. Per consumer thread: O kDp/2 + S Bc/2 fp32 registers + P Bc/4. kConfigs below
+// lists every configuration; the default per class (the first row): d 64: Br 192, Bc 128, 2 stages
+// (115,808 bytes; FA3's d-64 tile: three consumers of 160 registers, O + S + P = 128 of them); d 96:
+// Br 128, Bc 128, 2 stages (197,728 bytes); d 128: Br 128, Bc 128, 2 stages (197,728); d 192: Br 128,
+// Bc 64, 2 stages (197,728; Bc 128 exceeds shared memory); d 256: Br 128, Bc 64, 2 stages (197,712).
+// (Until session 12 v08 had one Q buffer: 91,208 / 164,936 / 164,936 / 148,552 / 197,704 bytes.)
 // Registers (ptxas -v, CUDA 13.0, fp16 and bf16, every row of kConfigs): 168 per thread at launch for
 // the 384-thread blocks (Br 128; 24 / 240 after setmaxnreg) and 128 for the 512-thread blocks (Br
 // 192; 24 / 160 after setmaxnreg); 0 bytes of spills, no wgmma serialization warning. Tried and
@@ -69,13 +70,14 @@
 // registers), varlen/paged layouts (refused by the registry).
 // Run: ioattn run --kernel v08_fa3_warpspec --seqlen 4096 --heads 16 --head-dim 128 --dtype bf16 --check
 //
-// Persistent grid (registry variant v08p_fa3_persistent: V08Tile's kPersistent, every configuration
-// of kConfigs). One kernel, two grids: fa3_warpspec_kernel below loops over work tiles (b, h, query
-// block) of kernels/tile_scheduler.hpp's order and runs the per-tile pipeline above for each. v08
-// launches it with one CTA per work tile in heavy-first order (each CTA's loop runs once), one Q
-// buffer, O stored from registers and every consumer over the block's key tiles; v08p as follows.
-// (Until session 12 v08 had a kernel of its own, which this one repeated statement for statement;
-// folding them: kernels/dev/NOTES.md.) What changes with the persistent grid:
+// Persistent grid (registry variant v08p_fa3_persistent, every configuration of kConfigs). One
+// kernel, two grids: fa3_warpspec_kernel below loops over work tiles (b, h, query block) of
+// kernels/tile_scheduler.hpp's order and runs the per-tile pipeline above for each; v08 and v08p
+// launch the same instance per tile (launch_tile's kPersistent is host code only). v08: one CTA per
+// work tile in heavy-first order (each CTA's loop runs once), every consumer over the block's key
+// tiles (v08's rule). v08p: as follows. (Until session 12 v08 had a kernel of its own, which this
+// one repeated statement for statement; why one instance and not two: kernels/dev/NOTES.md, the
+// fold.) What changes with the persistent grid:
 //   the grid is one block per SM (fewer when there are fewer work tiles; IOATTN_V08P_CTAS=N caps it,
 //   for tests); block c walks the work tiles c, c + grid, ... of kernels/tile_scheduler.hpp's static
 //   order: under a causal mask or window, heavy query blocks first (the round robin then gives no
@@ -130,8 +132,7 @@
 //   pass goes to consumer 0: the slot is at consumer 0 at every tile's start. (5) shared memory is
 //   written by TMA into buffers whose empty barrier completed, and by the TMA epilogue into its own
 //   rows of its tile's Q buffer, which stays unreleased (no producer writes it) until the stores read it.
-//   Shared memory +Q (Br, kDp) + 16 bytes of barriers: d 64 Br 192 x Bc 128 115,808 bytes, d 128
-//   197,728, d 256 197,712 (one Q buffer; static_assert below).
+//   Shared memory: the figures of "Tiling" above (static_assert below).
 //   HBM traffic: the same formula as above (each work tile loads what a block did); what changes is
 //   how much of K/V is served by L2 (the order) and the launch/prologue/epilogue gaps between tiles.
 //   The simulator models the order (the launch reports persistent_bh_major / persistent_qblock_major_rev
@@ -144,7 +145,6 @@
 //   thread for Q, K and V spilled at d 256: hence the trap after the loop and two producer threads;
 //   the serpentine map with a division by the grid size per tile walk and 64-bit clipping spilled
 //   8-40 bytes in every row: the loops count rounds instead, tile_scheduler.hpp's position(k, c).)
-//   v08's own kernels are unchanged (168 / 128, 0 spills, as above).
 //   Measured on the H200: kernels/README.md (v08p's row) and README.md's fast_headline.
 // Run: ioattn run --kernel v08p_fa3_persistent --seqlen 1024 --batch 16 --heads 16 --head-dim 128 --dtype bf16 --check
 //
@@ -198,7 +198,7 @@ namespace {
 // (never stored).
 constexpr int head_dim_class(int64_t d) { return d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : d <= 192 ? 192 : 256; }
 
-template <int kD_, int kBr_, int kBc_, int kStages_, bool kPingPong_, bool kPersistent_ = false>
+template <int kD_, int kBr_, int kBc_, int kStages_, bool kPingPong_>
 struct V08Tile {
   static constexpr int kD = kD_;                  // Q K^T depth (the head-dim class)
   static constexpr int kDp = (kD_ + 63) / 64 * 64;  // shared tile / O width: whole 64-column panels
@@ -207,9 +207,6 @@ struct V08Tile {
   static constexpr int kBc = kBc_;
   static constexpr int kStages = kStages_;
   static constexpr bool kPingPong = kPingPong_;
-  // Persistent (v08p): one CTA per SM walks the work tiles of the TileScheduler order
-  // (tile_scheduler.hpp); Q gets a second buffer where shared memory allows. v08: one CTA per tile.
-  static constexpr bool kPersistent = kPersistent_;
   static constexpr int kThreads = 128 * (1 + kConsumers);  // producer warpgroup + consumers
   // Registers at launch (__launch_bounds__(kThreads, 1)): 65536 / kThreads rounded down to 8
   // (384 threads: 168, 512: 128); setmaxnreg moves them from the producer to the consumers.
@@ -218,19 +215,19 @@ struct V08Tile {
   static constexpr int kQBytes = kBr_ * kDp * 2;
   static constexpr int kKVBytes = kBc_ * kDp * 2;
   static constexpr int kRingBytes = 1024 /* alignment slack */ + 2 * kStages_ * kKVBytes;
-  // Q buffers: 1; persistent: 2 where they fit (the next tile's Q loads during this tile's loop),
-  // else 1 (d 256: the next tile's Q loads once this tile's last S = Q K^T has completed).
-  static constexpr int kQStages =
-      kPersistent_ && kRingBytes + 2 * kQBytes + 8 * (4 + 4 * kStages_) <= kMaxSharedBytes ? 2 : 1;
+  // Q buffers: 2 where they fit (on v08p's persistent grid the next tile's Q loads during this
+  // tile's loop), else 1 (d 256: the next tile's Q loads once this tile's last S = Q K^T has
+  // completed). The same for v08, whose CTAs run one tile: one kernel, one instance per tile for both.
+  static constexpr int kQStages = kRingBytes + 2 * kQBytes + 8 * (4 + 4 * kStages_) <= kMaxSharedBytes ? 2 : 1;
   // Q full and Q empty per Q buffer; K full/empty, V full/empty per stage.
   static constexpr int kBarriers = 2 * kQStages + 4 * kStages_;
   static constexpr int kSmemBytes = kRingBytes + kQStages * kQBytes + 8 * kBarriers;
-  // Persistent with two Q buffers: O leaves through shared memory by TMA stores (the epilogue
-  // writes O / l into its tile's Q buffer, whose S = Q K^T are all done, and one thread per
-  // consumer stores the 64-row boxes; the buffer is released once the stores have read it). With
-  // one Q buffer (d 256) that release would hold the next tile's Q load until this tile's end, so
-  // O goes from registers to global memory as in v08.
-  static constexpr bool kTmaEpilogue = kPersistent_ && kQStages == 2;
+  // With two Q buffers O leaves through shared memory by TMA stores (the epilogue writes O / l into
+  // its tile's Q buffer, whose S = Q K^T are all done, and one thread per consumer stores the
+  // 64-row boxes; the buffer is released once the stores have read it). With one Q buffer (d 256)
+  // that release would hold the next tile's Q load until this tile's end, so O goes from registers
+  // to global memory.
+  static constexpr bool kTmaEpilogue = kQStages == 2;
   static_assert(kD_ == 64 || kD_ == 96 || kD_ == 128 || kD_ == 192 || kD_ == 256, "head-dim classes: 64, 96, 128, 192, 256");
   static_assert(kBr_ == 128 || kBr_ == 192, "Br: two or three consumer warpgroups of 64 rows");
   static_assert(kBc_ == 64 || kBc_ == 128 || kBc_ == 192, "Bc: S = Q K^T as wgmma N = 64 / 128 chunks; a TMA box has <= 256 rows");
@@ -242,16 +239,11 @@ struct V08Tile {
                 "setmaxnreg targets exceed the block's registers");
 };
 
-static_assert(V08Tile<128, 128, 128, 2, true>::kSmemBytes == 164944 && V08Tile<64, 128, 128, 2, true>::kSmemBytes == 83024 &&
-                  V08Tile<256, 128, 64, 2, true>::kSmemBytes == 197712 &&
-                  V08Tile<64, 192, 128, 2, true>::kSmemBytes == 91216 &&
-                  V08Tile<192, 128, 64, 2, true>::kSmemBytes == 148560,
+static_assert(V08Tile<128, 128, 128, 2, true>::kSmemBytes == 197728 && V08Tile<96, 128, 128, 2, true>::kSmemBytes == 197728 &&
+                  V08Tile<64, 192, 128, 2, true>::kSmemBytes == 115808 &&
+                  V08Tile<192, 128, 64, 2, true>::kSmemBytes == 197728 &&
+                  V08Tile<256, 128, 64, 2, true>::kQStages == 1 && V08Tile<256, 128, 64, 2, true>::kSmemBytes == 197712,
               "the header's shared-memory figures");
-static_assert(V08Tile<128, 128, 128, 2, true, true>::kSmemBytes == 197728 &&
-                  V08Tile<64, 192, 128, 2, true, true>::kSmemBytes == 115808 &&
-                  V08Tile<256, 128, 64, 2, true, true>::kQStages == 1 &&
-                  V08Tile<256, 128, 64, 2, true, true>::kSmemBytes == 197712,
-              "the header's shared-memory figures (persistent)");
 
 // The three tensor maps, passed as one __grid_constant__ kernel parameter (TMA reads them from the
 // parameter space; CUtensorMap is 128-byte aligned).
@@ -803,7 +795,7 @@ LaunchStatus consumer_rows(int& own) {
   return std::nullopt;
 }
 
-template <class Tl>
+template <class Tl, bool kPersistent>
 LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, const Launcher& L) {
   TileScheduler sched = make_tile_scheduler(a.batch, a.heads_q, a.seqlen_q, Tl::kBr, a.mask);
   // The kernel counts work tiles and a CTA's K/V ring tiles in ints.
@@ -811,7 +803,7 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
   int own_rows = 0;               // v08: every consumer runs the block's key tiles (v08's rule)
   const char* order = "qblock_major_rev";
   int64_t ctas = sched.tiles();   // v08: one CTA per work tile
-  if constexpr (Tl::kPersistent) {
+  if constexpr (kPersistent) {
     int64_t sms = 0;
     if (auto e = persistent_sms(sms)) return e;
     ctas = persistent_ctas(sched.tiles(), sms);
@@ -834,7 +826,7 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
   }
   const dim3 grid(static_cast<unsigned>(ctas));
   V08Maps maps{};
-  const char* variant = Tl::kPersistent ? "v08p_fa3_persistent" : "v08_fa3_warpspec";  // refusals name it
+  const char* variant = kPersistent ? "v08p_fa3_persistent" : "v08_fa3_warpspec";  // refusals name it
   if (auto e = encode(maps.q, variant, "Q", t.q, dt, a.batch, a.seqlen_q, a.heads_q, a.head_dim, 64)) return e;
   if (auto e = encode(maps.k, variant, "K", t.k, dt, a.batch, a.seqlen_k, a.heads_kv, a.head_dim, Tl::kBc)) return e;
   if (auto e = encode(maps.v, variant, "V", t.v, dt, a.batch, a.seqlen_k, a.heads_kv, a.head_dim, Tl::kBc)) return e;
@@ -856,7 +848,7 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
 
 #define V08_CONFIG(d, br, bc, st, pp)                                                    \
   Config{d, br, bc, "d" #d "_br" #br "_bc" #bc "_s" #st "_pp" #pp, \
-         &launch_tile<V08Tile<d, br, bc, st, pp != 0>>, &launch_tile<V08Tile<d, br, bc, st, pp != 0, true>>}
+         &launch_tile<V08Tile<d, br, bc, st, pp != 0>, false>, &launch_tile<V08Tile<d, br, bc, st, pp != 0>, true>}
 // Per head-dim class (head_dim_class: d 8..64 -> 64, 72..96 -> 96, 104..128 -> 128, 136..192 -> 192,
 // 200..256 -> 256) the first configuration listed is the default, and --br/--bc pick the first one
 // with that tile; the rows marked "env" share a tile with an earlier row (another stage count, or
