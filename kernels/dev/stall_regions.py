@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""kernels/dev/stall_regions.py: one kernel's warp stalls by region of its machine code, from the
+source page that kernels/dev/ncu_source.sh exports (Nsight Compute's PC sampling, one row per SASS
+instruction).
+
+    python3 kernels/dev/stall_regions.py DIR/TAG.source.csv[.xz] [--visits N] [--top K] [--markdown]
+
+A region is a run of consecutive instructions executed the same number of times (a straight-line
+block, or several). Prints the code size (instructions x 16 bytes: all, executed at least once,
+executed on at least 30 % of the visits), the share of the samples per stall reason, and the K
+regions with the most `no_instruction` samples (the warp had no fetched instruction to issue),
+each with its offset, size, executions per visit and its most frequent opcodes. --visits is the
+number of warp visits of one work tile (e.g. work tiles x consumer warps) for the per-visit counts;
+default: the largest execution count of a region entered once per tile is not known, so the
+per-visit column is left out. --markdown prints the summary as a Markdown table row set instead.
+"""
+import argparse
+import csv
+import lzma
+import sys
+from collections import Counter
+
+SAMPLES = "Warp Stall Sampling (All Samples)"
+EXECUTED = "Instructions Executed"
+
+
+def num(v):
+    try:
+        return float(v.replace(",", ""))
+    except ValueError:
+        return 0.0
+
+
+def load(path):
+    opener = lzma.open if path.endswith(".xz") else open  # results folders keep the page xz-compressed
+    with opener(path, "rt", newline="") as f:
+        rows = list(csv.reader(f))
+    # The first row names the kernel, the second is the header.
+    if len(rows) < 3 or "Address" not in rows[1]:
+        sys.exit(f"stall_regions: {path} is not an ncu source page (--page source --csv --print-source sass)")
+    kernel = rows[0][1] if len(rows[0]) > 1 else ""
+    head = rows[1]
+    ix = {k: i for i, k in enumerate(head)}
+    for need in (SAMPLES, EXECUTED, "Source"):
+        if need not in ix:
+            sys.exit(f"stall_regions: {path} has no column '{need}'")
+    reasons = [k for k in head if k.startswith("stall_") and "(Not Issued)" not in k]
+    insts = []
+    for r in rows[2:]:
+        if len(r) != len(head):
+            continue
+        insts.append({"addr": int(r[ix["Address"]], 16), "src": r[ix["Source"]].strip(),
+                      "exec": num(r[ix[EXECUTED]]), "all": num(r[ix[SAMPLES]]),
+                      **{k: num(r[ix[k]]) for k in reasons}})
+    return kernel, reasons, insts
+
+
+def opcode(src):
+    parts = src.split()
+    if not parts:
+        return "?"
+    op = parts[1] if parts[0].startswith("@") and len(parts) > 1 else parts[0]
+    return op.split(".")[0]
+
+
+def regions(insts):
+    out = []
+    base = insts[0]["addr"]
+    for x in insts:
+        if out and out[-1]["exec"] == x["exec"]:
+            g = out[-1]
+        else:
+            g = {"start": x["addr"] - base, "n": 0, "exec": x["exec"], "no_inst": 0.0, "all": 0.0, "ops": Counter()}
+            out.append(g)
+        g["n"] += 1
+        g["no_inst"] += x.get("stall_no_inst", 0.0)
+        g["all"] += x["all"]
+        g["ops"][opcode(x["src"])] += 1
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("csv")
+    ap.add_argument("--visits", type=float, default=0, help="warp visits per work tile, summed over tiles")
+    ap.add_argument("--top", type=int, default=8)
+    ap.add_argument("--markdown", action="store_true")
+    a = ap.parse_args(argv)
+    kernel, reasons, insts = load(a.csv)
+    if not insts:
+        sys.exit(f"stall_regions: {a.csv} has no instruction rows")
+    total = sum(x["all"] for x in insts) or 1.0
+    most = max(x["exec"] for x in insts)
+    hot_floor = 0.3 * (a.visits if a.visits else most)
+    kb = lambda n: n * 16 / 1024
+    size_all = kb(len(insts))
+    size_exec = kb(sum(1 for x in insts if x["exec"] > 0))
+    size_hot = kb(sum(1 for x in insts if x["exec"] >= hot_floor))
+    share = {k: sum(x[k] for x in insts) / total * 100 for k in reasons}
+    top_reasons = sorted(share.items(), key=lambda kv: -kv[1])[:6]
+    if a.markdown:
+        print(f"| {a.csv.split('/')[-1].removesuffix('.xz').removesuffix('.source.csv')} | {size_all:.0f} | {size_exec:.0f} | {size_hot:.0f} | "
+              f"{share.get('stall_no_inst', 0):.1f} | " + ", ".join(f"{k[6:]} {v:.1f}" for k, v in top_reasons) + " |")
+        return 0
+    print(f"kernel: {kernel}")
+    print(f"code: {len(insts)} instructions ({size_all:.1f} KB), executed {size_exec:.1f} KB, "
+          f"on >= 30 % of the visits {size_hot:.1f} KB; samples {total:.0f}")
+    print("stall share of all samples: " + ", ".join(f"{k[6:]} {v:.1f} %" for k, v in top_reasons))
+    regs = regions(insts)
+    ni_total = sum(g["no_inst"] for g in regs) or 1.0
+    print(f"regions with the most no_instruction samples (of {ni_total:.0f}):")
+    for g in sorted(regs, key=lambda g: -g["no_inst"])[:a.top]:
+        per = f" exec/visit {g['exec'] / a.visits:5.2f}" if a.visits else f" exec {g['exec']:.0f}"
+        ops = ", ".join(f"{o} {c}" for o, c in g["ops"].most_common(5))
+        print(f"  +0x{g['start']:05x} {g['n']:4d} inst ({kb(g['n']):4.1f} KB){per}  no_inst {g['no_inst'] / ni_total * 100:4.1f} %"
+              f"  all {g['all'] / total * 100:4.1f} %  [{ops}]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
