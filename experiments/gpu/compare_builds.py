@@ -3,6 +3,7 @@
 
     python3 experiments/gpu/compare_builds.py --impl ioattn:v08_fa3_warpspec [--peer sdpa:cudnn] \
         [--dtype bf16] [--markdown] LABEL=DIR [LABEL=DIR ...]
+    python3 experiments/gpu/compare_builds.py --self-test     # the ratios on two synthetic folders
 
 Each DIR is a bench_sdpa.py output folder (bench.csv). A build's kernels can only be timed in a
 process of their own (one C ABI library per process), so two builds are compared through the ratio
@@ -37,7 +38,45 @@ def ratios(folder, impl, peer, dtype):
     return out
 
 
+def self_test():
+    import tempfile
+    cols = ["impl", "pass", "dtype", "head_dim", "causal", "seqlen", "sample", "status", "ms"]
+    with tempfile.TemporaryDirectory() as t:
+        a, b = os.path.join(t, "a"), os.path.join(t, "b")
+        for folder, ours in ((a, ("1.0", "2.0")), (b, ("0.5", "0.5"))):
+            os.makedirs(folder)
+            with open(os.path.join(folder, "bench.csv"), "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(cols)
+                for smp, ms in enumerate(ours):  # peer 1.0 ms in both samples: ratios 1.0, 0.5 -> median 0.75
+                    w.writerow(["k", "fwd", "bf16", 64, 0, 512, smp, "ok", ms])
+                    w.writerow(["p", "fwd", "bf16", 64, 0, 512, smp, "ok", "1.0"])
+                if folder == a:  # a point only one folder has, and rows that must be ignored
+                    w.writerow(["k", "fwd", "bf16", 128, 1, 1024, 0, "ok", "2.0"])
+                    w.writerow(["p", "fwd", "bf16", 128, 1, 1024, 0, "ok", "1.0"])
+                    w.writerow(["k", "fwd", "fp16", 64, 0, 512, 0, "ok", "9.0"])
+                    w.writerow(["k", "fwd", "bf16", 64, 1, 512, 0, "refused", ""])
+        ra, rb = ratios(a, "k", "p", "bf16"), ratios(b, "k", "p", "bf16")
+        assert ra == {(64, 0, 512): 0.75, (128, 1, 1024): 0.5}, ra
+        assert rb == {(64, 0, 512): 2.0}, rb
+        import contextlib, io
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            main(["--impl", "k", "--peer", "p", f"A={a}", f"B={b}"])
+        lines = out.getvalue().splitlines()
+        assert lines[2].split() == ["64", "0", "512", "0.75", "2.00"] and lines[3].split() == ["128", "1", "1024", "0.50", "-"], lines
+        try:
+            main(["--impl", "k", f"C={t}"])
+            raise AssertionError("a folder without bench.csv must be refused")
+        except SystemExit as e:
+            assert "LABEL=DIR" in str(e), e
+    print("compare_builds.py self-test: PASS")
+    return 0
+
+
 def main(argv=None):
+    if argv is None and sys.argv[1:] == ["--self-test"]:
+        return self_test()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--impl", required=True)
     ap.add_argument("--peer", default="sdpa:cudnn")

@@ -4,6 +4,7 @@ source page that kernels/dev/ncu_source.sh exports (Nsight Compute's PC sampling
 instruction).
 
     python3 kernels/dev/stall_regions.py DIR/TAG.source.csv[.xz] [--visits N] [--top K] [--markdown]
+    python3 kernels/dev/stall_regions.py --self-test     # the parsing and the regions of a synthetic page
 
 A region is a run of consecutive instructions executed the same number of times (a straight-line
 block, or several). Prints the code size (instructions x 16 bytes: all, executed at least once,
@@ -17,6 +18,7 @@ per-visit column is left out. --markdown prints the summary as a Markdown table 
 import argparse
 import csv
 import lzma
+import os
 import sys
 from collections import Counter
 
@@ -79,7 +81,44 @@ def regions(insts):
     return out
 
 
+def self_test():
+    import contextlib
+    import io
+    import tempfile
+    head = ["Address", "Source", SAMPLES, EXECUTED, "stall_wait", "stall_no_inst", "stall_no_inst (Not Issued)"]
+    body = [["0x100", "MOV R1, R2", "10", "4", "6", "4", "4"],      # region 1: 2 instructions executed 4 times
+            ["0x110", "@P0 BRA 0x200", "2", "4", "0", "2", "2"],
+            ["0x120", "MUFU.EX2 R3, R3", "30", "1,000", "20", "10", "9"],  # region 2
+            ["0x130", "EXIT", "0", "0", "0", "0", "0"]]                      # never executed
+    with tempfile.TemporaryDirectory() as t:
+        path = os.path.join(t, "x.source.csv")
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerows([["Kernel Name", "k"], head, *body])
+        kernel, reasons, insts = load(path)
+        assert kernel == "k" and reasons == ["stall_wait", "stall_no_inst"] and len(insts) == 4, (kernel, reasons)
+        regs = regions(insts)
+        assert [(g["start"], g["n"], g["exec"], g["no_inst"]) for g in regs] == [(0, 2, 4, 6), (0x20, 1, 1000, 10), (0x30, 1, 0, 0)], regs
+        assert regs[0]["ops"] == {"MOV": 1, "BRA": 1}, regs[0]["ops"]
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            main([path, "--visits", "1000", "--top", "1"])
+        text = out.getvalue()
+        assert "4 instructions (0.1 KB), executed 0.0 KB" in text and "wait 61.9 %" in text and "+0x00020" in text, text
+        with open(path, "w") as f:
+            f.write("not,a,page\n")
+        try:
+            load(path)
+            raise AssertionError("a file without the header must be refused")
+        except SystemExit as e:
+            assert "not an ncu source page" in str(e), e
+    print("stall_regions.py self-test: PASS")
+    return 0
+
+
 def main(argv=None):
+    if argv is None and sys.argv[1:] == ["--self-test"]:
+        return self_test()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("csv")
     ap.add_argument("--visits", type=float, default=0, help="warp visits per work tile, summed over tiles")
