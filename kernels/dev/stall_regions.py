@@ -105,6 +105,8 @@ def self_test():
             main([path, "--visits", "1000", "--top", "1"])
         text = out.getvalue()
         assert "4 instructions (0.1 KB), executed 0.0 KB" in text and "wait 61.9 %" in text and "+0x00020" in text, text
+        fx = facts(path, 1000)
+        assert round(fx["share"]["no_inst"], 1) == 38.1 and fx["hot_kb"] == 16 / 1024 and round(fx["top_region_no_inst"]) == 62, fx
         with open(path, "w") as f:
             f.write("not,a,page\n")
         try:
@@ -114,6 +116,20 @@ def self_test():
             assert "not an ncu source page" in str(e), e
     print("stall_regions.py self-test: PASS")
     return 0
+
+
+def facts(path, visits=0):
+    """The summary of one page as numbers: code sizes (KB), stall shares (% of samples), the
+    no_instruction share of the region with the most of them (% of those samples)."""
+    _, reasons, insts = load(path)
+    total = sum(x["all"] for x in insts) or 1.0
+    floor = 0.3 * (visits if visits else max(x["exec"] for x in insts))
+    regs = regions(insts)
+    ni = sum(g["no_inst"] for g in regs) or 1.0
+    return {"code_kb": len(insts) * 16 / 1024, "exec_kb": sum(1 for x in insts if x["exec"] > 0) * 16 / 1024,
+            "hot_kb": sum(1 for x in insts if x["exec"] >= floor) * 16 / 1024,
+            "share": {k[6:]: sum(x[k] for x in insts) / total * 100 for k in reasons},
+            "top_region_no_inst": max(g["no_inst"] for g in regs) / ni * 100}
 
 
 def main(argv=None):
