@@ -797,36 +797,33 @@ LaunchStatus consumer_rows(int& own) {
 
 template <class Tl, bool kPersistent>
 LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, const Launcher& L) {
+  const char* variant = kPersistent ? "v08p_fa3_persistent" : "v08_fa3_warpspec";  // refusals name it
   TileScheduler sched = make_tile_scheduler(a.batch, a.heads_q, a.seqlen_q, Tl::kBr, a.mask);
-  // The kernel counts work tiles and a CTA's K/V ring tiles in ints.
-  const int64_t key_tiles_per_tile = (a.seqlen_k + Tl::kBc - 1) / Tl::kBc;
-  int own_rows = 0;               // v08: every consumer runs the block's key tiles (v08's rule)
-  const char* order = "qblock_major_rev";
-  int64_t ctas = sched.tiles();   // v08: one CTA per work tile
+  int64_t ctas = sched.tiles();  // v08: one CTA per work tile
   if constexpr (kPersistent) {
     int64_t sms = 0;
     if (auto e = persistent_sms(sms)) return e;
     ctas = persistent_ctas(sched.tiles(), sms);
-    sched.ctas = static_cast<int>(ctas);
-    if (sched.tiles() + ctas > INT32_MAX || (sched.tiles() + ctas - 1) / ctas * key_tiles_per_tile > INT32_MAX)
-      return "v08p_fa3_persistent: batch * heads_q * ceil(seqlen_q / Br) + SMs and ceil(that / SMs) * ceil(seqlen_k / Bc) "
-             "must be < 2^31";
+  }
+  // The kernel counts work tiles and a CTA's K/V ring tiles in ints.
+  if (sched.tiles() + ctas > INT32_MAX || (sched.tiles() + ctas - 1) / ctas * ((a.seqlen_k + Tl::kBc - 1) / Tl::kBc) > INT32_MAX)
+    return std::string(variant) + ": batch * heads_q * ceil(seqlen_q / Br) + CTAs and ceil(that / CTAs) * "
+           "ceil(seqlen_k / Bc) must be < 2^31 (CTAs: one per work tile for v08, per SM for v08p)";
+  sched.ctas = static_cast<int>(ctas);
+  int own_rows = 0;  // v08: every consumer runs the block's key tiles (v08's rule)
+  const char* order = "qblock_major_rev";
+  if constexpr (kPersistent) {
     if (auto e = persistent_assignment(sched, a.mask, Tl::kBr, Tl::kBc)) return e;  // needs sched.ctas
     if (auto e = consumer_rows(own_rows)) return e;
     order = sched.grid_order();
   } else {
     // v08's order: heavy query blocks first (the last query block of every head, then the second
-    // last, ...), for every problem: CTA t takes order position t, and the hardware dispatches the
-    // CTAs about in that order.
-    if (2 * sched.tiles() > INT32_MAX || key_tiles_per_tile > INT32_MAX)
-      return "v08_fa3_warpspec: batch * heads_q * ceil(seqlen_q / Br) must be < 2^30";
+    // last, ...), for every problem: CTA t takes order position t (no serpentine: make_tile_scheduler's
+    // default), and the hardware dispatches the CTAs about in that order.
     sched.order = TileOrder::heavy_first;
-    sched.ctas = static_cast<int>(ctas);
-    sched.serpentine = false;
   }
   const dim3 grid(static_cast<unsigned>(ctas));
   V08Maps maps{};
-  const char* variant = kPersistent ? "v08p_fa3_persistent" : "v08_fa3_warpspec";  // refusals name it
   if (auto e = encode(maps.q, variant, "Q", t.q, dt, a.batch, a.seqlen_q, a.heads_q, a.head_dim, 64)) return e;
   if (auto e = encode(maps.k, variant, "K", t.k, dt, a.batch, a.seqlen_k, a.heads_kv, a.head_dim, Tl::kBc)) return e;
   if (auto e = encode(maps.v, variant, "V", t.v, dt, a.batch, a.seqlen_k, a.heads_kv, a.head_dim, Tl::kBc)) return e;

@@ -16,8 +16,10 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
+#if defined(IOATTN_WS_DIAG)
+#include <cstdio>  // gave_up_trap's printf
+#endif
 
 #include "kernels/launch.hpp"
 #include "kernels/platform/platform.hpp"
@@ -73,7 +75,8 @@ __device__ __forceinline__ void mbar_arrive_lane0(uint32_t bar, int lane) {
 // One poll; a thread may sleep in it up to kPollNs while the phase is incomplete.
 constexpr int kPollNs = 1000;
 // 2^22 polls: a few seconds at most. A diagnostic build (-DIOATTN_WS_DIAG, e.g. through
-// CMAKE_CUDA_FLAGS) may set IOATTN_WS_MAX_POLLS, and prints one line per wait that gave up.
+// CMAKE_CUDA_FLAGS) may set IOATTN_WS_MAX_POLLS; each thread whose wait gave up prints the launch's
+// first such wait before it traps (gave_up_trap).
 #if defined(IOATTN_WS_MAX_POLLS)
 constexpr uint32_t kMaxPolls = IOATTN_WS_MAX_POLLS;
 #else

@@ -118,18 +118,24 @@ def self_test():
     return 0
 
 
-def facts(path, visits=0):
-    """The summary of one page as numbers: code sizes (KB), stall shares (% of samples), the
-    no_instruction share of the region with the most of them (% of those samples)."""
-    _, reasons, insts = load(path)
+def summarize(reasons, insts, visits=0):
+    """One page's summary as numbers: code sizes (KB: all, executed, on >= 30 % of the visits), the
+    samples, the stall shares (% of samples, by reason without the stall_ prefix), the regions, their
+    no_instruction samples and the share of them in the region with the most (%)."""
     total = sum(x["all"] for x in insts) or 1.0
     floor = 0.3 * (visits if visits else max(x["exec"] for x in insts))
     regs = regions(insts)
     ni = sum(g["no_inst"] for g in regs) or 1.0
     return {"code_kb": len(insts) * 16 / 1024, "exec_kb": sum(1 for x in insts if x["exec"] > 0) * 16 / 1024,
-            "hot_kb": sum(1 for x in insts if x["exec"] >= floor) * 16 / 1024,
+            "hot_kb": sum(1 for x in insts if x["exec"] >= floor) * 16 / 1024, "samples": total,
             "share": {k[6:]: sum(x[k] for x in insts) / total * 100 for k in reasons},
-            "top_region_no_inst": max(g["no_inst"] for g in regs) / ni * 100}
+            "regions": regs, "no_inst_samples": ni, "top_region_no_inst": max(g["no_inst"] for g in regs) / ni * 100}
+
+
+def facts(path, visits=0):
+    """summarize() of the page at path (doc_numbers' stall_regions_summary)."""
+    _, reasons, insts = load(path)
+    return summarize(reasons, insts, visits)
 
 
 def main(argv=None):
@@ -144,31 +150,22 @@ def main(argv=None):
     kernel, reasons, insts = load(a.csv)
     if not insts:
         sys.exit(f"stall_regions: {a.csv} has no instruction rows")
-    total = sum(x["all"] for x in insts) or 1.0
-    most = max(x["exec"] for x in insts)
-    hot_floor = 0.3 * (a.visits if a.visits else most)
-    kb = lambda n: n * 16 / 1024
-    size_all = kb(len(insts))
-    size_exec = kb(sum(1 for x in insts if x["exec"] > 0))
-    size_hot = kb(sum(1 for x in insts if x["exec"] >= hot_floor))
-    share = {k: sum(x[k] for x in insts) / total * 100 for k in reasons}
-    top_reasons = sorted(share.items(), key=lambda kv: -kv[1])[:6]
+    f = summarize(reasons, insts, a.visits)
+    top_reasons = sorted(f["share"].items(), key=lambda kv: -kv[1])[:6]
     if a.markdown:
-        print(f"| {a.csv.split('/')[-1].removesuffix('.xz').removesuffix('.source.csv')} | {size_all:.0f} | {size_exec:.0f} | {size_hot:.0f} | "
-              f"{share.get('stall_no_inst', 0):.1f} | " + ", ".join(f"{k[6:]} {v:.1f}" for k, v in top_reasons) + " |")
+        print(f"| {a.csv.split('/')[-1].removesuffix('.xz').removesuffix('.source.csv')} | {f['code_kb']:.0f} | {f['exec_kb']:.0f} | "
+              f"{f['hot_kb']:.0f} | {f['share'].get('no_inst', 0):.1f} | " + ", ".join(f"{k} {v:.1f}" for k, v in top_reasons) + " |")
         return 0
     print(f"kernel: {kernel}")
-    print(f"code: {len(insts)} instructions ({size_all:.1f} KB), executed {size_exec:.1f} KB, "
-          f"on >= 30 % of the visits {size_hot:.1f} KB; samples {total:.0f}")
-    print("stall share of all samples: " + ", ".join(f"{k[6:]} {v:.1f} %" for k, v in top_reasons))
-    regs = regions(insts)
-    ni_total = sum(g["no_inst"] for g in regs) or 1.0
-    print(f"regions with the most no_instruction samples (of {ni_total:.0f}):")
-    for g in sorted(regs, key=lambda g: -g["no_inst"])[:a.top]:
+    print(f"code: {len(insts)} instructions ({f['code_kb']:.1f} KB), executed {f['exec_kb']:.1f} KB, "
+          f"on >= 30 % of the visits {f['hot_kb']:.1f} KB; samples {f['samples']:.0f}")
+    print("stall share of all samples: " + ", ".join(f"{k} {v:.1f} %" for k, v in top_reasons))
+    print(f"regions with the most no_instruction samples (of {f['no_inst_samples']:.0f}):")
+    for g in sorted(f["regions"], key=lambda g: -g["no_inst"])[:a.top]:
         per = f" exec/visit {g['exec'] / a.visits:5.2f}" if a.visits else f" exec {g['exec']:.0f}"
         ops = ", ".join(f"{o} {c}" for o, c in g["ops"].most_common(5))
-        print(f"  +0x{g['start']:05x} {g['n']:4d} inst ({kb(g['n']):4.1f} KB){per}  no_inst {g['no_inst'] / ni_total * 100:4.1f} %"
-              f"  all {g['all'] / total * 100:4.1f} %  [{ops}]")
+        print(f"  +0x{g['start']:05x} {g['n']:4d} inst ({g['n'] * 16 / 1024:4.1f} KB){per}  no_inst "
+              f"{g['no_inst'] / f['no_inst_samples'] * 100:4.1f} %  all {g['all'] / f['samples'] * 100:4.1f} %  [{ops}]")
     return 0
 
 
