@@ -97,6 +97,9 @@ __device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
 // loop: a trap inside it made ptxas spill 564 bytes per thread and serialize the wgmma at d 128).
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, bool& timed_out) {
   if (timed_out) return;
+  // Rolled: unrolled (nvcc's default, by 32) every wait site is ~2 KB of SASS, a third of v08's
+  // kernel, and a wait that succeeds at its first poll branches over the rest into a cold line.
+#pragma unroll 1
   for (uint32_t polls = 0; !mbar_try_wait(bar, parity);)
     if (++polls == kMaxPolls) {
       timed_out = true;
