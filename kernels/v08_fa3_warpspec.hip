@@ -45,7 +45,9 @@
 // lists every configuration; the default per class (the first row): d 64: Br 192, Bc 128, 2 stages
 // (115,808 bytes; FA3's d-64 tile: three consumers of 160 registers, O + S + P = 128 of them); d 96:
 // Br 128, Bc 128, 2 stages (197,728 bytes); d 128: Br 128, Bc 128, 2 stages (197,728); d 192: Br 128,
-// Bc 64, 2 stages (197,728; Bc 128 exceeds shared memory); d 256: Br 128, Bc 64, 2 stages (197,712).
+// Bc 112, 2 stages (222,288: one Q buffer, O stored from registers; FA3's d-192 tile; until session 13
+// Bc 64, 197,728, which stays a configuration; Bc 128 exceeds shared memory); d 256: Br 128, Bc 64, 2
+// stages (197,712).
 // (Until session 12 v08 had one Q buffer: 91,208 / 164,936 / 164,936 / 148,552 / 197,704 bytes.)
 // Registers (ptxas -v, CUDA 13.0, fp16 and bf16, every row of kConfigs): 168 per thread at launch for
 // the 384-thread blocks (Br 128; 24 / 240 after setmaxnreg) and 128 for the 512-thread blocks (Br
@@ -230,7 +232,8 @@ struct V08Tile {
   static constexpr bool kTmaEpilogue = kQStages == 2;
   static_assert(kD_ == 64 || kD_ == 96 || kD_ == 128 || kD_ == 192 || kD_ == 256, "head-dim classes: 64, 96, 128, 192, 256");
   static_assert(kBr_ == 128 || kBr_ == 192, "Br: two or three consumer warpgroups of 64 rows");
-  static_assert(kBc_ == 64 || kBc_ == 128 || kBc_ == 192, "Bc: S = Q K^T as wgmma N = 64 / 128 chunks; a TMA box has <= 256 rows");
+  static_assert(kBc_ == 64 || kBc_ == 112 || kBc_ == 128 || kBc_ == 192,
+                "Bc: S = Q K^T as wgmma N = 128 / 64 / 48 chunks; a TMA box has <= 256 rows");
   static_assert(kStages_ >= 2, "each ring needs at least two buffers");
   static_assert(kSmemBytes <= kMaxSharedBytes, "tiles exceed the platform's shared memory per block");
   // What the producer gives back must cover what the consumers take (setmaxnreg.inc blocks until
@@ -242,6 +245,7 @@ struct V08Tile {
 static_assert(V08Tile<128, 128, 128, 2, true>::kSmemBytes == 197728 && V08Tile<96, 128, 128, 2, true>::kSmemBytes == 197728 &&
                   V08Tile<64, 192, 128, 2, true>::kSmemBytes == 115808 &&
                   V08Tile<192, 128, 64, 2, true>::kSmemBytes == 197728 &&
+                  V08Tile<192, 128, 112, 2, true>::kQStages == 1 && V08Tile<192, 128, 112, 2, true>::kSmemBytes == 222288 &&
                   V08Tile<256, 128, 64, 2, true>::kQStages == 1 && V08Tile<256, 128, 64, 2, true>::kSmemBytes == 197712,
               "the header's shared-memory figures");
 
@@ -259,8 +263,8 @@ using fwd_wg::softmax_tile;
 
 // S = Q K^T for one tile, issued (the caller commits and waits): kD / 16 MMAs of k = 16 (the kk-th
 // 16-column slice of a swizzled row starts 32 kk bytes into its 64-column panel), each as wgmma
-// N = 128 / 64 chunks of S's columns (Bc 192: 128 + 64; chunk keys c0.. are K rows c0.., c0 x 128
-// bytes into each K panel, a multiple of the 1024-byte swizzle period). fwd_wg::issue_qk's
+// N = 128 / 64 / 48 chunks of S's columns (Bc 192: 128 + 64, Bc 112: 64 + 48; chunk keys c0.. are K
+// rows c0.., c0 x 128 bytes into each K panel, a multiple of the 1024-byte swizzle period). fwd_wg::issue_qk's
 // generalization to d 96/192 and Bc 192; registers 4t .. 4t + 3 of S are columns 8t .. 8t + 7, so a
 // chunk's accumulator is a contiguous slice of r_S.
 template <class T, class Tl>
@@ -275,11 +279,13 @@ __device__ __forceinline__ void issue_qk_ws(float (&r_S)[Tl::kBc / 2], uint32_t 
     for (int c0 = 0; c0 + 128 <= Tl::kBc; c0 += 128)
       wg::wgmma_ss_n128<T>(*reinterpret_cast<float(*)[64]>(&r_S[c0 / 2]), dq, wg::desc(k_kk + c0 * 128, 16, 1024),
                            kk > 0);
-    if constexpr (Tl::kBc % 128 != 0) {
-      constexpr int c0 = Tl::kBc / 128 * 128;
-      wg::wgmma_ss_n64<T>(*reinterpret_cast<float(*)[32]>(&r_S[c0 / 2]), dq, wg::desc(k_kk + c0 * 128, 16, 1024),
+    constexpr int rest = Tl::kBc % 128, c64 = Tl::kBc / 128 * 128, c48 = c64 + (rest >= 64 ? 64 : 0);
+    if constexpr (rest >= 64)
+      wg::wgmma_ss_n64<T>(*reinterpret_cast<float(*)[32]>(&r_S[c64 / 2]), dq, wg::desc(k_kk + c64 * 128, 16, 1024),
                           kk > 0);
-    }
+    if constexpr (rest % 64 == 48)
+      wg::wgmma_ss_n48<T>(*reinterpret_cast<float(*)[24]>(&r_S[c48 / 2]), dq, wg::desc(k_kk + c48 * 128, 16, 1024),
+                          kk > 0);
   }
 }
 
@@ -875,7 +881,9 @@ const Config kConfigs[] = {
     V08_CONFIG(128, 128, 64, 2, 1),
     V08_CONFIG(128, 128, 128, 3, 1),  // env
     V08_CONFIG(128, 128, 128, 2, 0),  // env
-    // d 192 (O 96 registers: S and P fit beside it at Bc 64; Bc 128 does not fit shared memory)
+    // d 192 (O 96 registers: S and P fit beside it at Bc 112, FA3's d-192 tile, with one Q buffer;
+    // Bc 128 does not fit shared memory)
+    V08_CONFIG(192, 128, 112, 2, 1),
     V08_CONFIG(192, 128, 64, 2, 1),
     V08_CONFIG(192, 128, 64, 3, 1),  // env
     // d 256

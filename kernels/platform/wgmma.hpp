@@ -65,6 +65,20 @@ __device__ inline void wgmma_ss_n64(float (&d)[32], uint64_t desc_a, uint64_t de
 #undef IOATTN_WGMMA_SS
 }
 
+// D (64 x 48) (+)= A (64 x 16, shared, K-major) * B (16 x 48; shared, 48 rows of K, K-major): the
+// last chunk of a 112-key tile (64 + 48).
+template <class T>
+__device__ inline void wgmma_ss_n48(float (&d)[24], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+#define IOATTN_WGMMA_SS(TY)                                                                        \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"                              \
+               "wgmma.mma_async.sync.aligned.m64n48k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23}, %24, %25, p, 1, 1, 0, 0;\n}\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]) \
+               : "l"(desc_a), "l"(desc_b), "r"(accumulate))
+  if constexpr (std::is_same_v<T, fp16_t>) IOATTN_WGMMA_SS("f16");
+  else IOATTN_WGMMA_SS("bf16");
+#undef IOATTN_WGMMA_SS
+}
+
 // D (64 x 64) (+)= A (64 x 16, registers: the mma.sync A fragment of each warp's 16 rows)
 //                   * B (16 x 64, shared, N-major: imm-trans-b = 1)
 template <class T>
