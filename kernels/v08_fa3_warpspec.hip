@@ -45,8 +45,8 @@
 // lists every configuration; the default per class (the first row): d 64: Br 192, Bc 128, 2 stages
 // (115,808 bytes; FA3's d-64 tile: three consumers of 160 registers, O + S + P = 128 of them); d 96:
 // Br 128, Bc 128, 2 stages (197,728 bytes); d 128: Br 128, Bc 128, 2 stages (197,728); d 192: Br 128,
-// Bc 112, 2 stages (222,288: one Q buffer, O stored from registers; FA3's d-192 tile; until session 13
-// Bc 64, 197,728, which stays a configuration; Bc 128 exceeds shared memory); d 256: Br 128, Bc 64, 2
+// Bc 64, 2 stages (197,728; --bc 112, FA3's d-192 tile, 222,288 with one Q buffer and O stored from
+// registers, is slower at every N measured; Bc 128 exceeds shared memory); d 256: Br 128, Bc 64, 2
 // stages (197,712).
 // (Until session 12 v08 had one Q buffer: 91,208 / 164,936 / 164,936 / 148,552 / 197,704 bytes.)
 // Registers (ptxas -v, CUDA 13.0, fp16 and bf16, every row of kConfigs): 168 per thread at launch for
@@ -881,10 +881,11 @@ const Config kConfigs[] = {
     V08_CONFIG(128, 128, 64, 2, 1),
     V08_CONFIG(128, 128, 128, 3, 1),  // env
     V08_CONFIG(128, 128, 128, 2, 0),  // env
-    // d 192 (O 96 registers: S and P fit beside it at Bc 112, FA3's d-192 tile, with one Q buffer;
+    // d 192 (O 96 registers: S and P fit beside it at Bc 64 and at Bc 112, FA3's d-192 tile, which
+    // takes one Q buffer and register stores of O and ran slower at every N: 2026-12-02_37aae22_d192_bc112;
     // Bc 128 does not fit shared memory)
-    V08_CONFIG(192, 128, 112, 2, 1),
     V08_CONFIG(192, 128, 64, 2, 1),
+    V08_CONFIG(192, 128, 112, 2, 1),
     V08_CONFIG(192, 128, 64, 3, 1),  // env
     // d 256
     V08_CONFIG(256, 128, 64, 2, 1),

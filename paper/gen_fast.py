@@ -10,6 +10,9 @@ Nsight Compute reports (experiments/gpu/short_n_gap.py's runs) and sets:
   fast.sn.<key>                    v08p against cuDNN at N 512, d 128 in the oldest and the newest
                                    short-N run (ncu duration ratio, DRAM read, global store count and
                                    bytes per sector), causal 0 and 1
+  fast.sr.<before|after>.<code|noinst>  v08p's kernel size (KB) and its no_instruction share of the
+                                   sampled stalls (%) at causal d 64, N 512, before and after its
+                                   mbarrier poll loop was rolled (kernels/dev/stall_regions.py's RUNS)
   fast.runs                        the folders (escaped for TeX)
 Nothing when role fast has no rows.
 """
@@ -54,6 +57,16 @@ def fast(nb) -> None:
             if tf:
                 nb.val(f"fast.{key}.d{d}.peak", f"{max(tf):.0f}")
     nb.val("fast.runs", ", ".join(r"\texttt{" + tex_escape(d.name) + "}" for d in dirs))
+
+    sys.path.insert(0, str(REPO / "kernels" / "dev"))
+    import stall_regions as sr
+    stem = sr.PAGES[0][0]  # causal d 64, N 512
+    for when, run in sr.RUNS.items():
+        if (REPO / run / f"{stem}.source.csv.xz").exists():
+            nb.sources.add(str(results.rel(REPO / run / f"{stem}.source.csv.xz")))  # xz: listed, read by stall_regions
+            f = sr.page_facts(str(REPO / run), stem)
+            nb.val(f"fast.sr.{when}.code", f"{f['code_kb']:.0f}")
+            nb.val(f"fast.sr.{when}.noinst", f"{f['share']['no_inst']:.1f}")
 
     try:
         rows = sg.build(sg.DEFAULT_RUNS, str(REPO))

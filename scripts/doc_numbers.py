@@ -42,8 +42,8 @@ SOURCES = {
     "fp8_gap_fast": "experiments/results/h200/2026-12-01_4eddfc3_fp8_fastpromote/fp8/bench.csv",  # IOATTN_V10_S_PROMOTE=fast
     # v08p vs cuDNN at short N: the ncu_detail.py folders are short_n_gap.py's DEFAULT_RUNS (one list,
     # which paper/gen_fast.py reads too)
-    # v08p's warp stalls per SASS instruction (kernels/dev/ncu_source.sh; read by kernels/dev/stall_regions.py)
-    "ncu_source": "experiments/results/h200/2026-12-02_2aa0ed3_ncu_source",
+    # v08p's warp stalls per SASS instruction: kernels/dev/stall_regions.py's RUNS (one list, which
+    # paper/gen_fast.py reads too)
 }
 
 CPU_SUITES = ("reference", "simulator", "spec")  # verify/ folders whose tests the CPU run records
@@ -691,23 +691,20 @@ def top_short_n_gap_summary():
     return g.render_summary(rows)
 
 
-# v08p's stalls by region of its SASS (README.md): kernels/dev/stall_regions.py over the committed pages.
-# Each page: (file stem, problem, tile visits = batch x heads x ceil(N / Br) work tiles x 4 Br / 64
-# consumer warps), the problems of the folder's context.txt.
-STALL_PAGES = (("n512_d64_c1", "causal d 64, N 512", 32 * 16 * 3 * 12), ("n1k_d128_c0", "non-causal d 128, N 1k", 16 * 16 * 8 * 8))
-
-
+# v08p's stalls by region of its SASS (README.md): kernels/dev/stall_regions.py over its committed pages
+# (RUNS, PAGES; the tile visits from each page's own log and kernel name).
 @block("README.md", "stall_regions_summary")
 def top_stall_regions_summary():
     sys.path.insert(0, os.path.join(ROOT, "kernels", "dev"))
     import stall_regions as sr
     parts = []
-    for stem, label, visits in STALL_PAGES:
-        f = sr.facts(src("ncu_source", f"{stem}.source.csv.xz"), visits)
-        parts.append(f"{label}: {f['code_kb']:.0f} KB of code, {f['hot_kb']:.0f} KB of it run on at least 30 % of the tile "
-                     f"visits, no_instruction {f['share']['no_inst']:.1f} % of the samples (the region with most of them "
-                     f"{f['top_region_no_inst']:.0f} % of those), wait {f['share']['wait']:.1f} %")
-    return "; ".join(parts) + f" (`{SOURCES['ncu_source']}/`)"
+    for stem, label in sr.PAGES:
+        f, b = (sr.page_facts(os.path.join(ROOT, sr.RUNS[k]), stem) for k in ("after", "before"))
+        parts.append(f"{label}: {f['code_kb']:.0f} KB of code (was {b['code_kb']:.0f}), {f['hot_kb']:.0f} KB of it run on at "
+                     f"least 30 % of the tile visits (was {b['hot_kb']:.0f}), no_instruction {f['share']['no_inst']:.1f} % of "
+                     f"the samples (was {b['share']['no_inst']:.1f} %; the region with most of them {f['top_region_no_inst']:.0f} % "
+                     f"of those), wait {f['share']['wait']:.1f} %")
+    return "; ".join(parts) + f" (`{sr.RUNS['after']}/`, the poll loop rolled; before: `{sr.RUNS['before']}/`)"
 
 
 # ------------------------------------------------------------------------------------------------

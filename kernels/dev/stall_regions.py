@@ -107,6 +107,11 @@ def self_test():
         assert "4 instructions (0.1 KB), executed 0.0 KB" in text and "wait 61.9 %" in text and "+0x00020" in text, text
         fx = facts(path, 1000)
         assert round(fx["share"]["no_inst"], 1) == 38.1 and fx["hot_kb"] == 16 / 1024 and round(fx["top_region_no_inst"]) == 62, fx
+        log = "== 2026-12-02T07:19:00Z ncu_source.sh t regex:x -- --kernel v08p --batch 32 --heads 16 --seqlen 512 --head-dim 64\n"
+        name = "void k<__nv_bfloat16, V08Tile<(int)64, (int)192, (int)128, (int)2, (bool)1>>(int)"
+        assert visits_of(log, name) == 32 * 16 * 3 * 12, visits_of(log, name)
+        assert visits_of(log.replace("--seqlen 512", "--seqlen 1024"), name.replace("(int)192", "(int)128")) == 32 * 16 * 8 * 8
+        assert visits_of("", name) == 0 and visits_of(log, "k") == 0
         with open(path, "w") as f:
             f.write("not,a,page\n")
         try:
@@ -116,6 +121,37 @@ def self_test():
             assert "not an ncu source page" in str(e), e
     print("stall_regions.py self-test: PASS")
     return 0
+
+
+# The committed pages that README.md (scripts/doc_numbers.py) and the paper (paper/gen_fast.py) quote:
+# v08p's kernel before and after its mbarrier poll loop was rolled (c0b3257), the same two problems.
+RUNS = {"before": "experiments/results/h200/2026-12-02_2aa0ed3_ncu_source",
+        "after": "experiments/results/h200/2026-12-02_37aae22_ncu_source"}
+PAGES = (("n512_d64_c1", "causal d 64, N 512"), ("n1k_d128_c0", "non-causal d 128, N 1k"))
+
+
+def visits_of(log_text, kernel):
+    """Warp visits of the profiled launch: work tiles (batch x heads x ceil(N / Br)) x consumer warps
+    (4 Br / 64), from the run's arguments (the first line of ncu_source.sh's TAG.log) and Br from the
+    kernel's name (V08Tile's second template argument); 0 when either is missing."""
+    import re
+    first = log_text.splitlines()[0] if log_text else ""
+    arg = lambda k: re.search(rf"--{k} (\d+)", first)  # noqa: E731
+    tile = re.search(r"V08Tile<\(int\)\d+, \(int\)(\d+),", kernel)
+    if not (arg("batch") and arg("heads") and arg("seqlen") and tile):
+        return 0
+    br = int(tile.group(1))
+    return int(arg("batch").group(1)) * int(arg("heads").group(1)) * -(-int(arg("seqlen").group(1)) // br) * (4 * br // 64)
+
+
+def page_facts(folder, stem):
+    """summarize() of folder/stem.source.csv.xz with the visits of its own log."""
+    kernel, reasons, insts = load(os.path.join(folder, f"{stem}.source.csv.xz"))
+    with open(os.path.join(folder, f"{stem}.log")) as f:
+        visits = visits_of(f.read(), kernel)
+    if not visits:
+        sys.exit(f"stall_regions: {folder}/{stem}: no --batch/--heads/--seqlen in its log or no V08Tile in its kernel name")
+    return summarize(reasons, insts, visits)
 
 
 def summarize(reasons, insts, visits=0):
