@@ -22,7 +22,8 @@
 //     first) and consumer 0 waits once after its loop (the barrier counts balance at exit).
 // The boundary mask, the softmax (lazy rescaling) and the P packing are v06's functions
 // (kernels/fwd_wgmma_common.hpp); the two products are issued by issue_qk_ws / issue_pv_ws below
-// (fwd_wg::issue_qk / issue_pv generalized to S and O as wgmma N = 128 + 64 chunks: Bc 192, d 192);
+// (fwd_wg::issue_qk / issue_pv generalized to S and O as wgmma N = 128 + 64 (+ 48) chunks: Bc 192 and
+// 112, d 192);
 // the tile skipping and the masked/unmasked loop split are v06's overlap path.
 // Hang guard: every mbarrier wait is a bounded try_wait loop (2^22 polls, each sleeping at most
 // 1 us: a few seconds); a thread whose wait gave up stops waiting and traps at its end, so a
