@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """kernels/dev/sass_local.py: where ptxas put the softmax of a wgmma kernel, read from a cubin built
-here, where the toolkit has no disassembler (nvcc 13.0's local install has no cuobjdump or nvdisasm).
+on a machine whose CUDA install has nvcc and ptxas but no disassembler (no cuobjdump, no nvdisasm).
 
     nvcc <the CMake flags of kernels/v08_fa3_warpspec.hip> -gencode=arch=compute_90a,code=sm_90a \\
         -cubin -o v08.cubin kernels/v08_fa3_warpspec.hip
