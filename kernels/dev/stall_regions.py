@@ -19,6 +19,7 @@ import argparse
 import csv
 import lzma
 import os
+import re
 import sys
 from collections import Counter
 
@@ -134,7 +135,6 @@ def visits_of(log_text, kernel):
     """Warp visits of the profiled launch: work tiles (batch x heads x ceil(N / Br)) x consumer warps
     (4 Br / 64), from the run's arguments (the first line of ncu_source.sh's TAG.log) and Br from the
     kernel's name (V08Tile's second template argument); 0 when either is missing."""
-    import re
     first = log_text.splitlines()[0] if log_text else ""
     arg = lambda k: re.search(rf"--{k} (\d+)", first)  # noqa: E731
     tile = re.search(r"V08Tile<\(int\)\d+, \(int\)(\d+),", kernel)
