@@ -106,7 +106,7 @@ def self_test():
             main([path, "--visits", "1000", "--top", "1"])
         text = out.getvalue()
         assert "4 instructions (0.1 KB), executed 0.0 KB" in text and "wait 61.9 %" in text and "+0x00020" in text, text
-        fx = facts(path, 1000)
+        fx = summarize(reasons, insts, 1000)
         assert round(fx["share"]["no_inst"], 1) == 38.1 and fx["hot_kb"] == 16 / 1024 and round(fx["top_region_no_inst"]) == 62, fx
         log = "== 2026-12-02T07:19:00Z ncu_source.sh t regex:x -- --kernel v08p --batch 32 --heads 16 --seqlen 512 --head-dim 64\n"
         name = "void k<__nv_bfloat16, V08Tile<(int)64, (int)192, (int)128, (int)2, (bool)1>>(int)"
@@ -166,12 +166,6 @@ def summarize(reasons, insts, visits=0):
             "hot_kb": sum(1 for x in insts if x["exec"] >= floor) * 16 / 1024, "samples": total,
             "share": {k[6:]: sum(x[k] for x in insts) / total * 100 for k in reasons},
             "regions": regs, "no_inst_samples": ni, "top_region_no_inst": max(g["no_inst"] for g in regs) / ni * 100}
-
-
-def facts(path, visits=0):
-    """summarize() of the page at path (doc_numbers' stall_regions_summary)."""
-    _, reasons, insts = load(path)
-    return summarize(reasons, insts, visits)
 
 
 def main(argv=None):
