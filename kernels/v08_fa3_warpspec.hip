@@ -45,7 +45,9 @@
 // kDp) + barriers. Per consumer thread: O kDp/2 + S Bc/2 fp32 registers + P Bc/4. kConfigs below
 // lists every configuration; the default per class (the first row): d 64: Br 192, Bc 128, 2 stages
 // (115,808 bytes; FA3's d-64 tile: three consumers of 160 registers, O + S + P = 128 of them); d 96:
-// Br 128, Bc 128, 2 stages (197,728 bytes); d 128: Br 128, Bc 128, 2 stages (197,728); d 192: Br 128,
+// Br 128, Bc 128, 2 stages (197,728 bytes); d 128: Br 128, Bc 128, 2 stages, ping-pong off (197,728;
+// off was at or above on at 23 of 24 points, 2026-12-02_09e330d_pingpong; --bc 176, FA3's non-causal
+// d-128 tile, 214,096 with one Q buffer, O + S + P = 196 of 240 registers); d 192: Br 128,
 // Bc 64, 2 stages (197,728; --bc 112, FA3's d-192 tile, 222,288 with one Q buffer and O stored from
 // registers, is slower at every N measured; Bc 128 exceeds shared memory); d 256: Br 128, Bc 64, 2
 // stages (197,712).
@@ -141,7 +143,7 @@
 //   The simulator models the order (the launch reports persistent_bh_major / persistent_qblock_major_rev
 //   / persistent_bh_major_rev, read as bh_major / qblock_major_rev / bh_major: the same waves; the
 //   reversal within a head is not modeled), not the overlap across tiles.
-//   Registers (ptxas -v, CUDA 13.0, sm_90a, all 23 rows x fp16/bf16): 168 (Br 128) / 128 (Br 192)
+//   Registers (ptxas -v, CUDA 13.0, sm_90a, all 27 rows x fp16/bf16): 168 (Br 128) / 128 (Br 192)
 //   at launch, 24 / 240 or 24 / 160 after setmaxnreg, no wgmma serialization, 0 bytes of spills in
 //   every row but one without ping-pong (IOATTN_V08_CONFIG-only: d 256): 4 bytes of spill stores
 //   (with the TMA epilogue; before it d 64 Br 192 without ping-pong spilled 4 bytes too). (A trap inside the tile loop serialized the wgmma of every Br 128 row; one producer
@@ -233,7 +235,7 @@ struct V08Tile {
   static constexpr bool kTmaEpilogue = kQStages == 2;
   static_assert(kD_ == 64 || kD_ == 96 || kD_ == 128 || kD_ == 192 || kD_ == 256, "head-dim classes: 64, 96, 128, 192, 256");
   static_assert(kBr_ == 128 || kBr_ == 192, "Br: two or three consumer warpgroups of 64 rows");
-  static_assert(kBc_ == 64 || kBc_ == 112 || kBc_ == 128 || kBc_ == 192,
+  static_assert(kBc_ == 64 || kBc_ == 112 || kBc_ == 128 || kBc_ == 176 || kBc_ == 192,
                 "Bc: S = Q K^T as wgmma N = 128 / 64 / 48 chunks; a TMA box has <= 256 rows");
   static_assert(kStages_ >= 2, "each ring needs at least two buffers");
   static_assert(kSmemBytes <= kMaxSharedBytes, "tiles exceed the platform's shared memory per block");
@@ -246,6 +248,7 @@ struct V08Tile {
 static_assert(V08Tile<128, 128, 128, 2, true>::kSmemBytes == 197728 && V08Tile<96, 128, 128, 2, true>::kSmemBytes == 197728 &&
                   V08Tile<64, 192, 128, 2, true>::kSmemBytes == 115808 &&
                   V08Tile<192, 128, 64, 2, true>::kSmemBytes == 197728 &&
+                  V08Tile<128, 128, 176, 2, false>::kQStages == 1 && V08Tile<128, 128, 176, 2, false>::kSmemBytes == 214096 &&
                   V08Tile<192, 128, 112, 2, true>::kQStages == 1 && V08Tile<192, 128, 112, 2, true>::kSmemBytes == 222288 &&
                   V08Tile<256, 128, 64, 2, true>::kQStages == 1 && V08Tile<256, 128, 64, 2, true>::kSmemBytes == 197712,
               "the header's shared-memory figures");
@@ -264,7 +267,7 @@ using fwd_wg::softmax_tile;
 
 // S = Q K^T for one tile, issued (the caller commits and waits): kD / 16 MMAs of k = 16 (the kk-th
 // 16-column slice of a swizzled row starts 32 kk bytes into its 64-column panel), each as wgmma
-// N = 128 / 64 / 48 chunks of S's columns (Bc 192: 128 + 64, Bc 112: 64 + 48; chunk keys c0.. are K
+// N = 128 / 64 / 48 chunks of S's columns (Bc 192: 128 + 64, 176: 128 + 48, 112: 64 + 48; chunk keys c0.. are K
 // rows c0.., c0 x 128 bytes into each K panel, a multiple of the 1024-byte swizzle period). fwd_wg::issue_qk's
 // generalization to d 96/192 and Bc 192; registers 4t .. 4t + 3 of S are columns 8t .. 8t + 7, so a
 // chunk's accumulator is a contiguous slice of r_S.
@@ -877,11 +880,14 @@ const Config kConfigs[] = {
     V08_CONFIG(96, 192, 64, 2, 1),
     V08_CONFIG(96, 128, 64, 3, 1),
     V08_CONFIG(96, 128, 128, 3, 1),  // env
+    V08_CONFIG(96, 128, 128, 2, 0),  // env
     // d 128
-    V08_CONFIG(128, 128, 128, 2, 1),
+    V08_CONFIG(128, 128, 128, 2, 0),
     V08_CONFIG(128, 128, 64, 2, 1),
+    V08_CONFIG(128, 128, 176, 2, 0),
     V08_CONFIG(128, 128, 128, 3, 1),  // env
-    V08_CONFIG(128, 128, 128, 2, 0),  // env
+    V08_CONFIG(128, 128, 128, 2, 1),  // env
+    V08_CONFIG(128, 128, 176, 2, 1),  // env
     // d 192 (O 96 registers: S and P fit beside it at Bc 64 and at Bc 112, FA3's d-192 tile, which
     // takes one Q buffer and register stores of O and ran slower at every N: 2026-12-02_37aae22_d192_bc112;
     // Bc 128 does not fit shared memory)

@@ -808,10 +808,10 @@ int main() {
     named_case(shape(1, 2, 1, 113, 17, 32, dt, false, 5, 3), 6, t);
     // Head dims padded inside v08 (40 -> 64, 136 -> 192, 200 -> 256) and its 96/192 classes, with
     // odd lengths, causal (Nq > Nk: fully masked rows), GQA/MQA, a window; outside the quick mode
-    // every (Br, Bc) v08 lists at d 64/96/128 (kernels/v08_fa3_warpspec.hip, kConfigs).
+    // every (Br, Bc) v08 lists at d 64/96/128 (kernels/v08_fa3_warpspec.hip, kConfigs; Bc 176: d 128 only).
     const std::vector<KernelOptions> v08_tiles =
         kQuick ? std::vector<KernelOptions>{}
-               : std::vector<KernelOptions>{{128, 64, 0}, {128, 128, 0}, {128, 192, 0}, {192, 64, 0}, {192, 128, 0}};
+               : std::vector<KernelOptions>{{128, 64, 0}, {128, 128, 0}, {128, 176, 0}, {128, 192, 0}, {192, 64, 0}, {192, 128, 0}};
     named_case(shape(2, 4, 2, 113, 203, 40, dt, true), 21, t, v08_tiles);
     named_case(shape(1, 6, 2, 203, 113, 96, dt, true), 22, t, v08_tiles);
     named_case(shape(2, 4, 1, 113, 203, 192, dt, true), 23, t);
@@ -819,6 +819,7 @@ int main() {
     named_case(shape(1, 2, 2, 203, 113, 136, dt, false, 37, 5), 25, t);
     if (!kQuick) named_case(shape(2, 4, 2, 113, 203, 64, dt, true), 26, t, v08_tiles);
     if (!kQuick) named_case(shape(1, 4, 2, 300, 1000, 128, dt, true), 27, t, v08_tiles);
+    if (!kQuick) named_case(shape(1, 2, 2, 177, 1000, 128, dt), 28, t, v08_tiles);  // last key tile partial
   }
   fp8_named_cases(t);
   determinism(t);

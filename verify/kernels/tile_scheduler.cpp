@@ -44,7 +44,7 @@ const Shape kShapes[] = {
     {4, 32, 8, 4096, 4096, false, -1, -1},   {2, 12, 3, 4097, 4097, false, -1, 300},
 };
 constexpr int kBrs[] = {128, 192};
-constexpr int kBcs[] = {64, 112, 128, 192};  // v08's key tiles (112: d 192)
+constexpr int kBcs[] = {64, 112, 128, 176, 192};  // v08's key tiles (112: d 192, 176: d 128)
 
 int64_t cost(const TileScheduler& s, const Shape& sh, int br, int bc, int64_t t) {
   const WorkTile w = s.tile(static_cast<int>(t));
