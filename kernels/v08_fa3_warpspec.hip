@@ -236,7 +236,7 @@ struct V08Tile {
   static_assert(kD_ == 64 || kD_ == 96 || kD_ == 128 || kD_ == 192 || kD_ == 256, "head-dim classes: 64, 96, 128, 192, 256");
   static_assert(kBr_ == 128 || kBr_ == 192, "Br: two or three consumer warpgroups of 64 rows");
   static_assert(kBc_ == 64 || kBc_ == 112 || kBc_ == 128 || kBc_ == 176 || kBc_ == 192,
-                "Bc: S = Q K^T as wgmma N = 128 / 64 / 48 chunks; a TMA box has <= 256 rows");
+                "Bc: S = Q K^T as one wgmma of N = Bc (wg::wgmma_ss); a TMA box has <= 256 rows");
   static_assert(kStages_ >= 2, "each ring needs at least two buffers");
   static_assert(kSmemBytes <= kMaxSharedBytes, "tiles exceed the platform's shared memory per block");
   // What the producer gives back must cover what the consumers take (setmaxnreg.inc blocks until
@@ -266,11 +266,10 @@ using fwd_wg::pack_p;
 using fwd_wg::softmax_tile;
 
 // S = Q K^T for one tile, issued (the caller commits and waits): kD / 16 MMAs of k = 16 (the kk-th
-// 16-column slice of a swizzled row starts 32 kk bytes into its 64-column panel), each as wgmma
-// N = 128 / 64 / 48 chunks of S's columns (Bc 192: 128 + 64, 176: 128 + 48, 112: 64 + 48; chunk keys c0.. are K
-// rows c0.., c0 x 128 bytes into each K panel, a multiple of the 1024-byte swizzle period). fwd_wg::issue_qk's
-// generalization to d 96/192 and Bc 192; registers 4t .. 4t + 3 of S are columns 8t .. 8t + 7, so a
-// chunk's accumulator is a contiguous slice of r_S.
+// 16-column slice of a swizzled row starts 32 kk bytes into its 64-column panel), each one wgmma of
+// N = Bc (K rows 0 .. Bc - 1 of each K panel; since session 14: Bc 112 / 176 / 192 were N = 64 + 48,
+// 128 + 48, 128 + 64 chunks, each chunk re-reading Q's 64 x 16 slice from shared memory).
+// fwd_wg::issue_qk's generalization to d 96/192 and Bc > 128.
 template <class T, class Tl>
 __device__ __forceinline__ void issue_qk_ws(float (&r_S)[Tl::kBc / 2], uint32_t q_addr, uint32_t k_addr) {
   wg::fence_regs(r_S);
@@ -279,17 +278,7 @@ __device__ __forceinline__ void issue_qk_ws(float (&r_S)[Tl::kBc / 2], uint32_t 
   for (int kk = 0; kk < Tl::kD / 16; ++kk) {
     const uint64_t dq = wg::desc(q_addr + (kk / 4) * (Tl::kBr * 128) + (kk % 4) * 32, 16, 1024);
     const uint32_t k_kk = k_addr + (kk / 4) * (Tl::kBc * 128) + (kk % 4) * 32;
-#pragma unroll
-    for (int c0 = 0; c0 + 128 <= Tl::kBc; c0 += 128)
-      wg::wgmma_ss_n128<T>(*reinterpret_cast<float(*)[64]>(&r_S[c0 / 2]), dq, wg::desc(k_kk + c0 * 128, 16, 1024),
-                           kk > 0);
-    constexpr int rest = Tl::kBc % 128, c64 = Tl::kBc / 128 * 128, c48 = c64 + (rest >= 64 ? 64 : 0);
-    if constexpr (rest >= 64)
-      wg::wgmma_ss_n64<T>(*reinterpret_cast<float(*)[32]>(&r_S[c64 / 2]), dq, wg::desc(k_kk + c64 * 128, 16, 1024),
-                          kk > 0);
-    if constexpr (rest % 64 == 48)
-      wg::wgmma_ss_n48<T>(*reinterpret_cast<float(*)[24]>(&r_S[c48 / 2]), dq, wg::desc(k_kk + c48 * 128, 16, 1024),
-                          kk > 0);
+    wg::wgmma_ss<T, Tl::kBc>(r_S, dq, wg::desc(k_kk, 16, 1024), kk > 0);
   }
 }
 

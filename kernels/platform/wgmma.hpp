@@ -65,14 +65,28 @@ __device__ inline void wgmma_ss_n64(float (&d)[32], uint64_t desc_a, uint64_t de
 #undef IOATTN_WGMMA_SS
 }
 
-// D (64 x 48) (+)= A (64 x 16, shared, K-major) * B (16 x 48; shared, 48 rows of K, K-major): the
-// last chunk of a 112-key tile (64 + 48).
+// D (64 x 112) (+)= A (64 x 16, shared, K-major) * B (16 x 112; shared, 112 rows of K, K-major): a
+// 112-key tile's S in one instruction (A read once per k-step, not once per chunk).
 template <class T>
-__device__ inline void wgmma_ss_n48(float (&d)[24], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+__device__ inline void wgmma_ss_n112(float (&d)[56], uint64_t desc_a, uint64_t desc_b, int accumulate) {
 #define IOATTN_WGMMA_SS(TY)                                                                        \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"                              \
-               "wgmma.mma_async.sync.aligned.m64n48k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23}, %24, %25, p, 1, 1, 0, 0;\n}\n" \
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]) \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %58, 0;\n"                              \
+               "wgmma.mma_async.sync.aligned.m64n112k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55}, %56, %57, p, 1, 1, 0, 0;\n}\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]) \
+               : "l"(desc_a), "l"(desc_b), "r"(accumulate))
+  if constexpr (std::is_same_v<T, fp16_t>) IOATTN_WGMMA_SS("f16");
+  else IOATTN_WGMMA_SS("bf16");
+#undef IOATTN_WGMMA_SS
+}
+
+// D (64 x 176) (+)= A (64 x 16, shared, K-major) * B (16 x 176; shared, 176 rows of K, K-major): a
+// 176-key tile's S in one instruction.
+template <class T>
+__device__ inline void wgmma_ss_n176(float (&d)[88], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+#define IOATTN_WGMMA_SS(TY)                                                                        \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n"                              \
+               "wgmma.mma_async.sync.aligned.m64n176k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87}, %88, %89, p, 1, 1, 0, 0;\n}\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]) \
                : "l"(desc_a), "l"(desc_b), "r"(accumulate))
   if constexpr (std::is_same_v<T, fp16_t>) IOATTN_WGMMA_SS("f16");
   else IOATTN_WGMMA_SS("bf16");
@@ -106,6 +120,19 @@ __device__ inline void wgmma_ss_n128(float (&d)[64], uint64_t desc_a, uint64_t d
 #undef IOATTN_WGMMA_SS
 }
 
+// D (64 x 192) (+)= A (64 x 16, shared, K-major) * B (16 x 192; shared, 192 rows of K, K-major)
+template <class T>
+__device__ inline void wgmma_ss_n192(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+#define IOATTN_WGMMA_SS(TY)                                                                        \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"                              \
+               "wgmma.mma_async.sync.aligned.m64n192k16.f32." TY "." TY " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95}, %96, %97, p, 1, 1, 0, 0;\n}\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]) \
+               : "l"(desc_a), "l"(desc_b), "r"(accumulate))
+  if constexpr (std::is_same_v<T, fp16_t>) IOATTN_WGMMA_SS("f16");
+  else IOATTN_WGMMA_SS("bf16");
+#undef IOATTN_WGMMA_SS
+}
+
 // D (64 x 128) (+)= A (64 x 16, registers: the mma.sync A fragment of each warp's 16 rows)
 //                   * B (16 x 128, shared, N-major: imm-trans-b = 1)
 template <class T>
@@ -118,6 +145,19 @@ __device__ inline void wgmma_rs_n128(float (&d)[64], const uint32_t (&a)[4], uin
   if constexpr (std::is_same_v<T, fp16_t>) IOATTN_WGMMA_RS("f16");
   else IOATTN_WGMMA_RS("bf16");
 #undef IOATTN_WGMMA_RS
+}
+
+// D (64 x N) (+)= A (64 x 16, shared, K-major) * B (16 x N; shared, N rows of K, K-major) as one
+// instruction for the widths the kernels use (wgmma takes any N that is a multiple of 8 up to 256;
+// one instruction reads A once, N split into chunks reads it once per chunk).
+template <class T, int N>
+__device__ inline void wgmma_ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  static_assert(N == 64 || N == 112 || N == 128 || N == 176 || N == 192, "wgmma_ss: N in {64, 112, 128, 176, 192}");
+  if constexpr (N == 64) wgmma_ss_n64<T>(d, desc_a, desc_b, accumulate);
+  else if constexpr (N == 112) wgmma_ss_n112<T>(d, desc_a, desc_b, accumulate);
+  else if constexpr (N == 128) wgmma_ss_n128<T>(d, desc_a, desc_b, accumulate);
+  else if constexpr (N == 176) wgmma_ss_n176<T>(d, desc_a, desc_b, accumulate);
+  else wgmma_ss_n192<T>(d, desc_a, desc_b, accumulate);
 }
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
