@@ -47,10 +47,11 @@
 // (115,808 bytes; FA3's d-64 tile: three consumers of 160 registers, O + S + P = 128 of them); d 96:
 // Br 128, Bc 128, 2 stages (197,728 bytes); d 128: Br 128, Bc 128, 2 stages, ping-pong off (197,728;
 // off was at or above on at 23 of 24 points, 2026-12-02_09e330d_pingpong; --bc 176, FA3's non-causal
-// d-128 tile, 214,096 with one Q buffer, O + S + P = 196 of 240 registers); d 192: Br 128,
-// Bc 64, 2 stages (197,728; --bc 112, FA3's d-192 tile, 222,288 with one Q buffer and O stored from
-// registers, is slower at every N measured; Bc 128 exceeds shared memory); d 256: Br 128, Bc 64, 2
-// stages (197,712).
+// d-128 tile, 214,096 with one Q buffer, O + S + P = 196 of 240 registers, slower at every N); d 192:
+// Br 128, Bc 64, 2 stages (197,728) below 8k keys, from 8k keys on Bc 112 (FA3's d-192 tile, 222,288
+// with one Q buffer and O stored from registers; with S as one wgmma of N 112 it is ahead at N >= 8k
+// and behind at short N, where the second Q buffer and the TMA store of O pay); Bc 128 exceeds shared
+// memory); d 256: Br 128, Bc 64, 2 stages (197,712).
 // (Until session 12 v08 had one Q buffer: 91,208 / 164,936 / 164,936 / 148,552 / 197,704 bytes.)
 // Registers (ptxas -v, CUDA 13.0, fp16 and bf16, every row of kConfigs): 168 per thread at launch for
 // the 384-thread blocks (Br 128; 24 / 240 after setmaxnreg) and 128 for the 512-thread blocks (Br
@@ -704,6 +705,7 @@ using LaunchFn = LaunchStatus (*)(const AttnView&, const DeviceTensors&, DType, 
 struct Config {
   int d, br, bc;
   const char* name;
+  int64_t min_keys;            // a default only from this many keys on (0: any); --bc, a name: any
   LaunchFn launch;             // v08_fa3_warpspec: one block per work tile
   LaunchFn launch_persistent;  // v08p_fa3_persistent: the same tile, a persistent grid
 };
@@ -842,12 +844,13 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
   });
 }
 
-#define V08_CONFIG(d, br, bc, st, pp)                                                    \
-  Config{d, br, bc, "d" #d "_br" #br "_bc" #bc "_s" #st "_pp" #pp, \
+#define V08_CONFIG_FROM(d, br, bc, st, pp, keys)                                               \
+  Config{d, br, bc, "d" #d "_br" #br "_bc" #bc "_s" #st "_pp" #pp, keys,                          \
          &launch_tile<V08Tile<d, br, bc, st, pp != 0>, false>, &launch_tile<V08Tile<d, br, bc, st, pp != 0>, true>}
+#define V08_CONFIG(d, br, bc, st, pp) V08_CONFIG_FROM(d, br, bc, st, pp, 0)
 // Per head-dim class (head_dim_class: d 8..64 -> 64, 72..96 -> 96, 104..128 -> 128, 136..192 -> 192,
-// 200..256 -> 256) the first configuration listed is the default, and --br/--bc pick the first one
-// with that tile; the rows marked "env" share a tile with an earlier row (another stage count, or
+// 200..256 -> 256) the first configuration listed is the default (a row with a key count, from that
+// many keys on: d 192's Bc 112 from 8k keys), and --br/--bc pick the first one with that tile; the rows marked "env" share a tile with an earlier row (another stage count, or
 // ping-pong off) and are reached only by name through IOATTN_V08_CONFIG (a tuning selector: the
 // tile sweep sets it; a name of another class or an unknown name is refused by name). Registers
 // per thread from ptxas: the header.
@@ -869,36 +872,36 @@ const Config kConfigs[] = {
     V08_CONFIG(96, 192, 64, 2, 1),
     V08_CONFIG(96, 128, 64, 3, 1),
     V08_CONFIG(96, 128, 128, 3, 1),  // env
-    V08_CONFIG(96, 128, 128, 2, 0),  // env
     // d 128
     V08_CONFIG(128, 128, 128, 2, 0),
     V08_CONFIG(128, 128, 64, 2, 1),
-    V08_CONFIG(128, 128, 176, 2, 0),
+    V08_CONFIG(128, 128, 176, 2, 0),  // FA3's non-causal d-128 tile: slower at every N (2026-12-02_adc1397_tiles_d128)
     V08_CONFIG(128, 128, 128, 3, 1),  // env
     V08_CONFIG(128, 128, 128, 2, 1),  // env
-    V08_CONFIG(128, 128, 176, 2, 1),  // env
     // d 192 (O 96 registers: S and P fit beside it at Bc 64 and at Bc 112, FA3's d-192 tile, which
     // takes one Q buffer and register stores of O and ran slower at every N: 2026-12-02_37aae22_d192_bc112;
     // Bc 128 does not fit shared memory)
+    V08_CONFIG_FROM(192, 128, 112, 2, 1, 8192),
     V08_CONFIG(192, 128, 64, 2, 1),
-    V08_CONFIG(192, 128, 112, 2, 1),
     V08_CONFIG(192, 128, 64, 3, 1),  // env
     // d 256
     V08_CONFIG(256, 128, 64, 2, 1),
     V08_CONFIG(256, 128, 64, 2, 0),  // env
 };
 #undef V08_CONFIG
+#undef V08_CONFIG_FROM
 
-// The configuration for (d, --br, --bc); IOATTN_V08_CONFIG (if set and not empty) must name it.
+// The configuration for (d, --br, --bc) and the problem's keys; IOATTN_V08_CONFIG (if set and not
+// empty) must name it.
 const char* config_by_name() {
   const char* want = std::getenv("IOATTN_V08_CONFIG");
   return want && want[0] != '\0' ? want : nullptr;
 }
-const Config* find_config(int64_t d, int br, int bc) {
+const Config* find_config(int64_t d, int br, int bc, int64_t seqlen_k) {
   const char* want = config_by_name();
   for (const Config& c : kConfigs)
     if (c.d == head_dim_class(d) && (br == 0 || br == c.br) && (bc == 0 || bc == c.bc) &&
-        (!want || std::string_view(want) == c.name))
+        (!want || std::string_view(want) == c.name) && (bc != 0 || want || seqlen_k >= c.min_keys))
       return &c;
   return nullptr;
 }
@@ -941,7 +944,7 @@ LaunchStatus supports_as(const AttnProblem& p, const KernelOptions& opt, bool pe
     return name + ": head_dim must be a multiple of 8 and <= 256 (TMA rows are 16-byte multiples; "
            "d is padded to the next of 64, 96, 128, 192, 256 inside)";
   if (opt.splits) return name + " takes no split-KV (--splits)";
-  if (!find_config(p.head_dim, opt.br, opt.bc)) {
+  if (!find_config(p.head_dim, opt.br, opt.bc, p.seqlen_k)) {
     const int cls = head_dim_class(p.head_dim);
     std::string have;
     for (const Config& c : kConfigs) {
@@ -966,7 +969,7 @@ LaunchStatus run(const AttnProblem& p, const DeviceTensors& t, const KernelOptio
                  bool persistent) {
   if (auto e = supports_as(p, opt, persistent)) return e;
 #if defined(IOATTN_PLATFORM_NVIDIA)
-  const Config* c = find_config(p.head_dim, opt.br, opt.bc);
+  const Config* c = find_config(p.head_dim, opt.br, opt.bc, p.seqlen_k);
   return (persistent ? c->launch_persistent : c->launch)(AttnView::of(p), t, p.dtype, L);
 #else
   (void)t, (void)L;

@@ -26,6 +26,8 @@ CASES=(
   "v08_fa3_warpspec|--seqlen-q 300 --seqlen-k 1000 --heads-q 4 --heads-kv 2 --head-dim 128 --dtype bf16 --causal"
   "v08_fa3_warpspec|--seqlen-q 177 --seqlen-k 1000 --heads-q 4 --heads-kv 2 --head-dim 128 --dtype bf16 --bc 176"
   "v08p_fa3_persistent|--batch 2 --seqlen-q 300 --seqlen-k 1000 --heads 24 --head-dim 120 --dtype fp16 --causal --bc 176"
+  "v08p_fa3_persistent|--batch 2 --seqlen-q 333 --seqlen-k 500 --heads 8 --head-dim 192 --dtype bf16 --causal --bc 112"
+  "v08_fa3_warpspec|--seqlen-q 257 --seqlen-k 555 --heads-q 4 --heads-kv 2 --head-dim 184 --dtype fp16 --window 37,5 --bc 112"
   "v09_fp8_wgmma|--dtype fp8_e4m3 --seqlen-q 200 --seqlen-k 333 --heads 2 --head-dim 256 --causal"
   "v09_fp8_wgmma|--dtype fp8_e4m3 --seqlen-q 200 --seqlen-k 333 --heads 2 --head-dim 128"
   "v10_fp8_warpspec|--dtype fp8_e4m3 --seqlen-q 200 --seqlen-k 333 --heads 2 --head-dim 256 --causal"

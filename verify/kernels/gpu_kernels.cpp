@@ -770,6 +770,29 @@ void check_can_fail(Totals& t) {
   }
 }
 
+// v08/v08p's default tile at d 192 depends on the keys (kConfigs: Bc 112 from 8k keys, Bc 64 below;
+// --bc picks either at any length): the launch configuration says which one runs.
+void v08_key_dependent_default(Totals& t) {
+  for (const KernelInfo& k : suite_variants()) {
+    if (k.name != "v08_fa3_warpspec" && k.name != "v08p_fa3_persistent") continue;
+    const struct {
+      int64_t seqlen_k;
+      int bc_opt, want;
+    } cases[] = {{8191, 0, 64}, {8192, 0, 112}, {16384, 64, 64}, {300, 112, 112}};
+    for (const auto& c : cases) {
+      ++t.ran;
+      const AttnProblem p = shape(1, 2, 2, 256, c.seqlen_k, 192, DType::bf16);
+      kernels::LaunchConfig cfg;
+      const auto st = k.config(p, {0, c.bc_opt, 0}, cfg);
+      if (st || cfg.bc != c.want) {
+        ++t.failed;
+        fmt::print("FAIL tile choice {}: d 192, {} keys, --bc {}: {} (want Bc {})\n", k.name, c.seqlen_k, c.bc_opt,
+                   st ? *st : "Bc " + std::to_string(cfg.bc), c.want);
+      }
+    }
+  }
+}
+
 // Unsupported problems: refused by supports() and by launch() with a message, never run.
 void refusals(Totals& t) {
   const AttnProblem too_wide = shape(1, 1, 1, 8, 8, 1024, DType::fp16);
@@ -797,6 +820,7 @@ int main() {
   Totals t;
   check_can_fail(t);
   refusals(t);
+  v08_key_dependent_default(t);
   const std::vector<DType> dtypes = kQuick ? std::vector<DType>{DType::bf16}
                                            : std::vector<DType>{DType::fp32, DType::fp16, DType::bf16};
   for (DType dt : dtypes) {
@@ -812,11 +836,13 @@ int main() {
     const std::vector<KernelOptions> v08_tiles =
         kQuick ? std::vector<KernelOptions>{}
                : std::vector<KernelOptions>{{128, 64, 0}, {128, 128, 0}, {128, 176, 0}, {128, 192, 0}, {192, 64, 0}, {192, 128, 0}};
+    // d 192: Bc 112 (the default from 8k keys) on short shapes too; the quick mode keeps it.
+    const std::vector<KernelOptions> d192_tiles{{128, 112, 0}};
     named_case(shape(2, 4, 2, 113, 203, 40, dt, true), 21, t, v08_tiles);
     named_case(shape(1, 6, 2, 203, 113, 96, dt, true), 22, t, v08_tiles);
-    named_case(shape(2, 4, 1, 113, 203, 192, dt, true), 23, t);
+    named_case(shape(2, 4, 1, 113, 203, 192, dt, true), 23, t, d192_tiles);
     named_case(shape(1, 4, 2, 257, 203, 200, dt, true), 24, t);
-    named_case(shape(1, 2, 2, 203, 113, 136, dt, false, 37, 5), 25, t);
+    named_case(shape(1, 2, 2, 203, 113, 136, dt, false, 37, 5), 25, t, d192_tiles);
     if (!kQuick) named_case(shape(2, 4, 2, 113, 203, 64, dt, true), 26, t, v08_tiles);
     if (!kQuick) named_case(shape(1, 4, 2, 300, 1000, 128, dt, true), 27, t, v08_tiles);
     if (!kQuick) named_case(shape(1, 2, 2, 177, 1000, 128, dt), 28, t, v08_tiles);  // last key tile partial
