@@ -44,14 +44,14 @@
 // SM. Shared memory: Q (Br, kDp) x 2 buffers (1 at d 256; "Persistent grid" below) + 2 kStages (Bc,
 // kDp) + barriers. Per consumer thread: O kDp/2 + S Bc/2 fp32 registers + P Bc/4. kConfigs below
 // lists every configuration; the default per class (the first row): d 64: Br 192, Bc 128, 2 stages
-// (115,808 bytes; FA3's d-64 tile: three consumers of 160 registers, O + S + P = 128 of them); d 96:
-// Br 128, Bc 128, 2 stages (197,728 bytes); d 128: Br 128, Bc 128, 2 stages, ping-pong off (197,728;
+// (115,816 bytes; FA3's d-64 tile: three consumers of 160 registers, O + S + P = 128 of them); d 96:
+// Br 128, Bc 128, 2 stages (197,736 bytes); d 128: Br 128, Bc 128, 2 stages, ping-pong off (197,736;
 // off was at or above on at 23 of 24 points, 2026-12-02_09e330d_pingpong; --bc 176, FA3's non-causal
-// d-128 tile, 214,096 with one Q buffer, O + S + P = 196 of 240 registers, slower at every N); d 192:
-// Br 128, Bc 64, 2 stages (197,728) below 8k keys, from 8k keys on Bc 112 (FA3's d-192 tile, 222,288
+// d-128 tile, 214,104 with one Q buffer, O + S + P = 196 of 240 registers, slower at every N); d 192:
+// Br 128, Bc 64, 2 stages (197,736) below 8k keys, from 8k keys on Bc 112 (FA3's d-192 tile, 222,296
 // with one Q buffer and O stored from registers; with S as one wgmma of N 112 it is ahead at N >= 8k
 // and behind at short N, where the second Q buffer and the TMA store of O pay); Bc 128 exceeds shared
-// memory); d 256: Br 128, Bc 64, 2 stages (197,712).
+// memory); d 256: Br 128, Bc 64, 2 stages (197,720).
 // (Until session 12 v08 had one Q buffer: 91,208 / 164,936 / 164,936 / 148,552 / 197,704 bytes.)
 // Registers (ptxas -v, CUDA 13.0, fp16 and bf16, every row of kConfigs): 168 per thread at launch for
 // the 384-thread blocks (Br 128; 24 / 240 after setmaxnreg) and 128 for the 512-thread blocks (Br
@@ -225,9 +225,9 @@ struct V08Tile {
   // Q buffers: 2 where they fit (on v08p's persistent grid the next tile's Q loads during this
   // tile's loop), else 1 (d 256: the next tile's Q loads once this tile's last S = Q K^T has
   // completed). The same for v08, whose CTAs run one tile: one kernel, one instance per tile for both.
-  static constexpr int kQStages = kRingBytes + 2 * kQBytes + 8 * (4 + 4 * kStages_) <= kMaxSharedBytes ? 2 : 1;
-  // Q full and Q empty per Q buffer; K full/empty, V full/empty per stage.
-  static constexpr int kBarriers = 2 * kQStages + 4 * kStages_;
+  static constexpr int kQStages = kRingBytes + 2 * kQBytes + 8 * (5 + 4 * kStages_) <= kMaxSharedBytes ? 2 : 1;
+  // Q full and Q empty per Q buffer; K full/empty, V full/empty per stage; the softmax pin (below).
+  static constexpr int kBarriers = 2 * kQStages + 4 * kStages_ + 1;
   static constexpr int kSmemBytes = kRingBytes + kQStages * kQBytes + 8 * kBarriers;
   // With two Q buffers O leaves through shared memory by TMA stores (the epilogue writes O / l into
   // its tile's Q buffer, whose S = Q K^T are all done, and one thread per consumer stores the
@@ -247,12 +247,12 @@ struct V08Tile {
                 "setmaxnreg targets exceed the block's registers");
 };
 
-static_assert(V08Tile<128, 128, 128, 2, true>::kSmemBytes == 197728 && V08Tile<96, 128, 128, 2, true>::kSmemBytes == 197728 &&
-                  V08Tile<64, 192, 128, 2, true>::kSmemBytes == 115808 &&
-                  V08Tile<192, 128, 64, 2, true>::kSmemBytes == 197728 &&
-                  V08Tile<128, 128, 176, 2, false>::kQStages == 1 && V08Tile<128, 128, 176, 2, false>::kSmemBytes == 214096 &&
-                  V08Tile<192, 128, 112, 2, true>::kQStages == 1 && V08Tile<192, 128, 112, 2, true>::kSmemBytes == 222288 &&
-                  V08Tile<256, 128, 64, 2, true>::kQStages == 1 && V08Tile<256, 128, 64, 2, true>::kSmemBytes == 197712,
+static_assert(V08Tile<128, 128, 128, 2, true>::kSmemBytes == 197736 && V08Tile<96, 128, 128, 2, true>::kSmemBytes == 197736 &&
+                  V08Tile<64, 192, 128, 2, true>::kSmemBytes == 115816 &&
+                  V08Tile<192, 128, 64, 2, true>::kSmemBytes == 197736 &&
+                  V08Tile<128, 128, 176, 2, false>::kQStages == 1 && V08Tile<128, 128, 176, 2, false>::kSmemBytes == 214104 &&
+                  V08Tile<192, 128, 112, 2, true>::kQStages == 1 && V08Tile<192, 128, 112, 2, true>::kSmemBytes == 222296 &&
+                  V08Tile<256, 128, 64, 2, true>::kQStages == 1 && V08Tile<256, 128, 64, 2, true>::kSmemBytes == 197720,
               "the header's shared-memory figures");
 
 // The three tensor maps, passed as one __grid_constant__ kernel parameter (TMA reads them from the
@@ -353,6 +353,9 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
   auto v_full = [&](int s) { return s_bar + 8 * (kQStages + 2 * kStages + s); };
   auto v_empty = [&](int s) { return s_bar + 8 * (kQStages + 3 * kStages + s); };
   auto q_empty = [&](int s) { return s_bar + 8 * (kQStages + 4 * kStages + s); };
+  // Nobody waits on it: each step's arrival there depends on the softmax's row sums, which pins the
+  // softmax before the P V wait in SASS (step below).
+  const uint32_t pin_bar = s_bar + 8 * (2 * kQStages + 4 * kStages);
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, wg_id = tid / 128;
   const int seqlen_q = static_cast<int>(a.seqlen_q);
@@ -389,6 +392,7 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
     // Lane 0 of each consumer warp, after the tile's last S; with the TMA epilogue the storing thread
     // of each consumer, after its stores have read the buffer.
     for (int s = 0; s < kQStages; ++s) mbar_init(q_empty(s), Tl::kTmaEpilogue ? kC : 4 * kC);
+    mbar_init(pin_bar, 1);  // every arrival completes a phase
     mbar_init_fence();
   }
   __syncthreads();  // the last block-wide barrier: the roles part here
@@ -576,6 +580,10 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
           mbar_arrive_lane0(k_empty(stage(n)), lane);
           if constexpr (decltype(masked)::value) mask_tile<kBc>(r_S, key_lo, key_hi, (j_first + n) * kBc, lane);
           const bool rescale = softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);  // P_n stays fp32 in r_S
+          // The softmax under P V: left alone, ptxas sank most of its exponentials below the wait
+          // (Bc 128: 52-59 of 66 MUFU after it; Bc 176: all, no overlap at all; ncu SASS of
+          // 2026-12-02_e1d2e20_ncu_spread). An arrival that depends on l_i keeps them above it.
+          mbar_arrive_lane0_after(pin_bar, lane, l_i[0], l_i[1]);
           wg::wait_all();
           wg::fence_regs(r_O);
           mbar_arrive_lane0(v_empty(stage(n - 1)), lane);

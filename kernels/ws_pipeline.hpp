@@ -72,6 +72,16 @@ __device__ __forceinline__ void mbar_arrive_lane0(uint32_t bar, int lane) {
       "r"(lane)
       : "memory");
 }
+// mbar_arrive_lane0 once `a` and `b` are computed (the guard holds for every value, NaN included): a
+// real instruction that depends on them, so ptxas cannot sink their computation below the next
+// wgmma wait (an empty asm with them as inputs emits nothing and orders nothing in SASS).
+__device__ __forceinline__ void mbar_arrive_lane0_after(uint32_t bar, int lane, float a, float b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.eq.u32 p, %1, 0;\nsetp.equ.and.f32 p, %2, %2, p;\nsetp.equ.and.f32 p, %3, %3, p;\n"
+      "@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}\n" ::"r"(bar),
+      "r"(lane), "f"(a), "f"(b)
+      : "memory");
+}
 // One poll; a thread may sleep in it up to kPollNs while the phase is incomplete.
 constexpr int kPollNs = 1000;
 // 2^22 polls: a few seconds at most. A diagnostic build (-DIOATTN_WS_DIAG, e.g. through
