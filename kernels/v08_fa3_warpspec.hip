@@ -51,7 +51,7 @@
 // Br 128, Bc 64, 2 stages (197,736) below 8k keys, from 8k keys on Bc 112 (FA3's d-192 tile, 222,296
 // with one Q buffer and O stored from registers; with S as one wgmma of N 112 it is ahead at N >= 8k
 // and behind at short N, where the second Q buffer and the TMA store of O pay); Bc 128 exceeds shared
-// memory); d 256: Br 128, Bc 64, 2 stages (197,720).
+// memory); d 256: Br 128, Bc 64, 2 stages, the softmax pinned under P V (kPinSoftmax; 197,720).
 // (Until session 12 v08 had one Q buffer: 91,208 / 164,936 / 164,936 / 148,552 / 197,704 bytes.)
 // Registers (ptxas -v, CUDA 13.0, fp16 and bf16, every row of kConfigs): 168 per thread at launch for
 // the 384-thread blocks (Br 128; 24 / 240 after setmaxnreg) and 128 for the 512-thread blocks (Br
@@ -205,7 +205,7 @@ namespace {
 // (never stored).
 constexpr int head_dim_class(int64_t d) { return d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : d <= 192 ? 192 : 256; }
 
-template <int kD_, int kBr_, int kBc_, int kStages_, bool kPingPong_>
+template <int kD_, int kBr_, int kBc_, int kStages_, bool kPingPong_, bool kPinSoftmax_ = false>
 struct V08Tile {
   static constexpr int kD = kD_;                  // Q K^T depth (the head-dim class)
   static constexpr int kDp = (kD_ + 63) / 64 * 64;  // shared tile / O width: whole 64-column panels
@@ -214,6 +214,9 @@ struct V08Tile {
   static constexpr int kBc = kBc_;
   static constexpr int kStages = kStages_;
   static constexpr bool kPingPong = kPingPong_;
+  // The softmax pinned under P V (the step's arrival on pin_bar): faster at d 256 and Bc 176, slower
+  // at d 128 Bc 128 (2026-12-02_5d4f0d2_pin_ab); rows named ..._pin.
+  static constexpr bool kPinSoftmax = kPinSoftmax_;
   static constexpr int kThreads = 128 * (1 + kConsumers);  // producer warpgroup + consumers
   // Registers at launch (__launch_bounds__(kThreads, 1)): 65536 / kThreads rounded down to 8
   // (384 threads: 168, 512: 128); setmaxnreg moves them from the producer to the consumers.
@@ -580,10 +583,11 @@ __global__ void __launch_bounds__(Tl::kThreads, 1)
           mbar_arrive_lane0(k_empty(stage(n)), lane);
           if constexpr (decltype(masked)::value) mask_tile<kBc>(r_S, key_lo, key_hi, (j_first + n) * kBc, lane);
           const bool rescale = softmax_tile<kBc>(r_S, m_i, l_i, alpha, sl2);  // P_n stays fp32 in r_S
-          // The softmax under P V: left alone, ptxas sank most of its exponentials below the wait
+          // The softmax under P V: left alone, ptxas sinks most of its exponentials below the wait
           // (Bc 128: 52-59 of 66 MUFU after it; Bc 176: all, no overlap at all; ncu SASS of
-          // 2026-12-02_e1d2e20_ncu_spread). An arrival that depends on l_i keeps them above it.
-          mbar_arrive_lane0_after(pin_bar, lane, l_i[0], l_i[1]);
+          // 2026-12-02_e1d2e20_ncu_spread). An arrival that depends on l_i keeps them above it
+          // (kPinSoftmax rows; where it lost, the two consumers' own overlap does better).
+          if constexpr (Tl::kPinSoftmax) mbar_arrive_lane0_after(pin_bar, lane, l_i[0], l_i[1]);
           wg::wait_all();
           wg::fence_regs(r_O);
           mbar_arrive_lane0(v_empty(stage(n - 1)), lane);
@@ -853,10 +857,15 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
   });
 }
 
-#define V08_CONFIG_FROM(d, br, bc, st, pp, keys)                                               \
-  Config{d, br, bc, "d" #d "_br" #br "_bc" #bc "_s" #st "_pp" #pp, keys,                          \
-         &launch_tile<V08Tile<d, br, bc, st, pp != 0>, false>, &launch_tile<V08Tile<d, br, bc, st, pp != 0>, true>}
-#define V08_CONFIG(d, br, bc, st, pp) V08_CONFIG_FROM(d, br, bc, st, pp, 0)
+#define V08_PIN_SUFFIX_0 ""
+#define V08_PIN_SUFFIX_1 "_pin"
+#define V08_ROW(d, br, bc, st, pp, pin, keys)                                                      \
+  Config{d, br, bc, "d" #d "_br" #br "_bc" #bc "_s" #st "_pp" #pp V08_PIN_SUFFIX_##pin, keys,     \
+         &launch_tile<V08Tile<d, br, bc, st, pp != 0, pin != 0>, false>,                           \
+         &launch_tile<V08Tile<d, br, bc, st, pp != 0, pin != 0>, true>}
+#define V08_CONFIG(d, br, bc, st, pp) V08_ROW(d, br, bc, st, pp, 0, 0)
+#define V08_CONFIG_PIN(d, br, bc, st, pp) V08_ROW(d, br, bc, st, pp, 1, 0)
+#define V08_CONFIG_FROM(d, br, bc, st, pp, keys) V08_ROW(d, br, bc, st, pp, 0, keys)
 // Per head-dim class (head_dim_class: d 8..64 -> 64, 72..96 -> 96, 104..128 -> 128, 136..192 -> 192,
 // 200..256 -> 256) the first configuration listed is the default (a row with a key count, from that
 // many keys on: d 192's Bc 112 from 8k keys), and --br/--bc pick the first one with that tile; the rows marked "env" share a tile with an earlier row (another stage count, or
@@ -884,7 +893,7 @@ const Config kConfigs[] = {
     // d 128
     V08_CONFIG(128, 128, 128, 2, 0),
     V08_CONFIG(128, 128, 64, 2, 1),
-    V08_CONFIG(128, 128, 176, 2, 0),  // FA3's non-causal d-128 tile: slower at every N (2026-12-02_adc1397_tiles_d128)
+    V08_CONFIG_PIN(128, 128, 176, 2, 0),  // FA3's non-causal d-128 tile: slower at every N (2026-12-02_adc1397_tiles_d128, pinned: _5d4f0d2_pin_ab)
     V08_CONFIG(128, 128, 128, 3, 1),  // env
     V08_CONFIG(128, 128, 128, 2, 1),  // env
     // d 192 (O 96 registers: S and P fit beside it at Bc 64 and at Bc 112, FA3's d-192 tile, which
@@ -894,11 +903,15 @@ const Config kConfigs[] = {
     V08_CONFIG(192, 128, 64, 2, 1),
     V08_CONFIG(192, 128, 64, 3, 1),  // env
     // d 256
-    V08_CONFIG(256, 128, 64, 2, 1),
-    V08_CONFIG(256, 128, 64, 2, 0),  // env
+    V08_CONFIG_PIN(256, 128, 64, 2, 1),
+    V08_CONFIG_PIN(256, 128, 64, 2, 0),  // env
 };
 #undef V08_CONFIG
+#undef V08_CONFIG_PIN
 #undef V08_CONFIG_FROM
+#undef V08_ROW
+#undef V08_PIN_SUFFIX_0
+#undef V08_PIN_SUFFIX_1
 
 // The configuration for (d, --br, --bc) and the problem's keys; IOATTN_V08_CONFIG (if set and not
 // empty) must name it.
