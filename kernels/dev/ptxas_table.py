@@ -26,7 +26,7 @@ TILES = {'V05Tile': 'v05', 'V06Tile': 'v06', 'V08Tile': 'v08', 'V09Tile': 'v09',
 TILE = re.compile(r'(' + '|'.join(TILES) + r')I((?:L[ib]\d+E)+)E')
 ANON = re.compile(r"\d+_GLOBAL__N__[0-9a-f]+_\d+_\w+?_[0-9a-f]{8}")
 PARAMS = {'v05': 'd, warps, row tiles, Bc, stages, Q in regs, lazy', 'v06': 'd, warpgroups, Bc, stages, min blocks, overlap',
-          'v08': 'd, Br, Bc, stages, ping-pong; one kernel instance serves v08 and v08p_fa3_persistent (their grids differ); registers at launch, setmaxnreg then moves them between producer and consumers',
+          'v08': 'd, Br, Bc, stages, ping-pong, then 1 where the softmax is pinned under P V (kPinSoftmax); one kernel instance serves v08 and v08p_fa3_persistent (their grids differ); registers at launch, setmaxnreg then moves them between producer and consumers',
           'v09': 'd, Bc, stages, promotion interval, S column part, eager rescaling; dtype is the output dtype, inputs e4m3',
           'v10': 'd, Br, Bc, stages, promotion interval, S column part, eager rescaling; registers at launch as v08; dtype is the output dtype, inputs e4m3',
           'v07b': 'd, row warpgroups, key warpgroups, Bc, stages (WgDecodeTile); layout kernel 1 = the paged cache'}
