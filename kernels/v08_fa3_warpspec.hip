@@ -144,7 +144,7 @@
 //   The simulator models the order (the launch reports persistent_bh_major / persistent_qblock_major_rev
 //   / persistent_bh_major_rev, read as bh_major / qblock_major_rev / bh_major: the same waves; the
 //   reversal within a head is not modeled), not the overlap across tiles.
-//   Registers (ptxas -v, CUDA 13.0, sm_90a, all 25 rows x fp16/bf16, e1d2e20): 168 (Br 128) / 128 (Br 192)
+//   Registers (ptxas -v, CUDA 13.0, sm_90a, all 25 rows x fp16/bf16, f9344ae): 168 (Br 128) / 128 (Br 192)
 //   at launch, 24 / 240 or 24 / 160 after setmaxnreg, no wgmma serialization, 0 bytes of spills in
 //   every row (at b7896cf the d 256 row without ping-pong, IOATTN_V08_CONFIG-only, spilled 4 bytes of
 //   stores, 0 in the listings since c0b3257's; before the TMA epilogue d 64 Br 192 without ping-pong

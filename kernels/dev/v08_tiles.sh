@@ -35,9 +35,11 @@ field() { python3 -c 'import json,sys
 lines=[l for l in sys.stdin.read().splitlines() if l.startswith("{")]
 print(json.loads(lines[-1]).get(sys.argv[1], "") if lines else "")' "$1"; }
 
-# "class name" for every V08_CONFIG(d, br, bc, stages, pingpong) row of kConfigs.
-configs=$(grep -oE 'V08_CONFIG\([0-9]+, *[0-9]+, *[0-9]+, *[0-9]+, *[0-9]+\)' "$SRC" |
-  sed -E 's/V08_CONFIG\(([0-9]+), *([0-9]+), *([0-9]+), *([0-9]+), *([0-9]+)\)/\1 d\1_br\2_bc\3_s\4_pp\5/')
+# "class name" for every row of kConfigs: V08_CONFIG(d, br, bc, stages, pingpong), V08_CONFIG_PIN
+# (the same, softmax pinned: name ..._pin) and V08_CONFIG_FROM(..., keys) (a default from that many
+# keys on; by name it runs at any length).
+configs=$(grep -oE 'V08_CONFIG(_PIN|_FROM)?\([0-9]+, *[0-9]+, *[0-9]+, *[0-9]+, *[0-9]+(, *[0-9]+)?\)' "$SRC" |
+  sed -E 's/V08_CONFIG(_PIN|_FROM)?\(([0-9]+), *([0-9]+), *([0-9]+), *([0-9]+), *([0-9]+)(, *[0-9]+)?\)/\2 d\2_br\3_bc\4_s\5_pp\6\1/; s/_PIN$/_pin/; s/_FROM$//')
 [ -n "$configs" ] || { echo "v08_tiles.sh: no V08_CONFIG rows found in $SRC" >&2; exit 2; }
 
 # The head-dim class of d (as head_dim_class() in the kernel file).
