@@ -53,6 +53,12 @@
 // and behind at short N, where the second Q buffer and the TMA store of O pay); Bc 128 exceeds shared
 // memory); d 256: Br 128, Bc 64, 2 stages, the softmax pinned under P V (kPinSoftmax; 197,720).
 // (Until session 12 v08 had one Q buffer: 91,208 / 164,936 / 164,936 / 148,552 / 197,704 bytes.)
+// Br 64 (--br 64 at d 64 with Bc 128 and at d 128 with Bc 64; session 14, compiled, not yet run on a
+// GPU): one consumer warpgroup of 232 registers, no ping-pong, and two CTAs per SM (256 threads,
+// __launch_bounds__(256, 2), at most 228 KiB / 2 - 1 KiB of shared memory each; the persistent grid
+// is two CTAs per SM). The idea, FA2's: at short N a tile's fixed work (Q wait, the first key tile's
+// S without overlap, the epilogue) runs under the other CTA's loop instead of idling the tensor
+// cores; the price is K/V read from shared memory by 64 query rows per tile instead of 128 or 192.
 // Registers (ptxas -v, CUDA 13.0, fp16 and bf16, every row of kConfigs): 168 per thread at launch for
 // the 384-thread blocks (Br 128; 24 / 240 after setmaxnreg) and 128 for the 512-thread blocks (Br
 // 192; 24 / 160 after setmaxnreg); 0 bytes of spills, no wgmma serialization warning. Tried and
@@ -144,7 +150,7 @@
 //   The simulator models the order (the launch reports persistent_bh_major / persistent_qblock_major_rev
 //   / persistent_bh_major_rev, read as bh_major / qblock_major_rev / bh_major: the same waves; the
 //   reversal within a head is not modeled), not the overlap across tiles.
-//   Registers (ptxas -v, CUDA 13.0, sm_90a, all 25 rows x fp16/bf16, f9344ae): 168 (Br 128) / 128 (Br 192)
+//   Registers (ptxas -v, CUDA 13.0, sm_90a, all 27 rows x fp16/bf16): 168 (Br 128) / 128 (Br 192, Br 64)
 //   at launch, 24 / 240 or 24 / 160 after setmaxnreg, no wgmma serialization, 0 bytes of spills in
 //   every row (at b7896cf the d 256 row without ping-pong, IOATTN_V08_CONFIG-only, spilled 4 bytes of
 //   stores, 0 in the listings since c0b3257's; before the TMA epilogue d 64 Br 192 without ping-pong
@@ -218,17 +224,24 @@ struct V08Tile {
   // at d 128 Bc 128 (2026-12-02_5d4f0d2_pin_ab); rows named ..._pin.
   static constexpr bool kPinSoftmax = kPinSoftmax_;
   static constexpr int kThreads = 128 * (1 + kConsumers);  // producer warpgroup + consumers
-  // Registers at launch (__launch_bounds__(kThreads, 1)): 65536 / kThreads rounded down to 8
-  // (384 threads: 168, 512: 128); setmaxnreg moves them from the producer to the consumers.
-  static constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
-  static constexpr int kProducerRegs = 24, kConsumerRegs = kConsumers == 2 ? 240 : 160;
+  // Br 64 (one consumer warpgroup): two CTAs per SM, so that one CTA's prologue, first key tile and
+  // epilogue run under the other's loop (the short-N option; compiled, not yet run on a GPU).
+  static constexpr int kCtasPerSm = kBr_ == 64 ? 2 : 1;
+  // Registers at launch (__launch_bounds__(kThreads, kCtasPerSm)): 65536 / (kThreads kCtasPerSm)
+  // rounded down to 8 (384 threads: 168, 512: 128, 256 x 2: 128); setmaxnreg moves them from the
+  // producer to the consumers.
+  static constexpr int kLaunchRegs = 65536 / (kThreads * kCtasPerSm) / 8 * 8;
+  static constexpr int kProducerRegs = 24, kConsumerRegs = kConsumers == 1 ? 232 : kConsumers == 2 ? 240 : 160;
+  // Shared memory one CTA may take: the opt-in maximum, or at two CTAs per SM half of the SM's
+  // 228 KiB less the 1 KiB the hardware reserves per CTA.
+  static constexpr int kSmemBudget = kCtasPerSm == 1 ? kMaxSharedBytes : 228 * 1024 / kCtasPerSm - 1024;
   static constexpr int kQBytes = kBr_ * kDp * 2;
   static constexpr int kKVBytes = kBc_ * kDp * 2;
   static constexpr int kRingBytes = 1024 /* alignment slack */ + 2 * kStages_ * kKVBytes;
   // Q buffers: 2 where they fit (on v08p's persistent grid the next tile's Q loads during this
   // tile's loop), else 1 (d 256: the next tile's Q loads once this tile's last S = Q K^T has
   // completed). The same for v08, whose CTAs run one tile: one kernel, one instance per tile for both.
-  static constexpr int kQStages = kRingBytes + 2 * kQBytes + 8 * (5 + 4 * kStages_) <= kMaxSharedBytes ? 2 : 1;
+  static constexpr int kQStages = kRingBytes + 2 * kQBytes + 8 * (5 + 4 * kStages_) <= kSmemBudget ? 2 : 1;
   // Q full and Q empty per Q buffer; K full/empty, V full/empty per stage; the softmax pin (below).
   static constexpr int kBarriers = 2 * kQStages + 4 * kStages_ + 1;
   static constexpr int kSmemBytes = kRingBytes + kQStages * kQBytes + 8 * kBarriers;
@@ -239,11 +252,12 @@ struct V08Tile {
   // to global memory.
   static constexpr bool kTmaEpilogue = kQStages == 2;
   static_assert(kD_ == 64 || kD_ == 96 || kD_ == 128 || kD_ == 192 || kD_ == 256, "head-dim classes: 64, 96, 128, 192, 256");
-  static_assert(kBr_ == 128 || kBr_ == 192, "Br: two or three consumer warpgroups of 64 rows");
+  static_assert(kBr_ == 64 || kBr_ == 128 || kBr_ == 192, "Br: one, two or three consumer warpgroups of 64 rows");
+  static_assert(!(kPingPong_ && kBr_ == 64), "ping-pong needs two or more consumer warpgroups");
   static_assert(kBc_ == 64 || kBc_ == 112 || kBc_ == 128 || kBc_ == 176 || kBc_ == 192,
                 "Bc: S = Q K^T as one wgmma of N = Bc (wg::wgmma_ss); a TMA box has <= 256 rows");
   static_assert(kStages_ >= 2, "each ring needs at least two buffers");
-  static_assert(kSmemBytes <= kMaxSharedBytes, "tiles exceed the platform's shared memory per block");
+  static_assert(kSmemBytes <= kSmemBudget, "tiles exceed the platform's shared memory per block (per CTA at Br 64)");
   // What the producer gives back must cover what the consumers take (setmaxnreg.inc blocks until
   // the registers are free).
   static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= kThreads * kLaunchRegs,
@@ -333,7 +347,7 @@ __device__ __forceinline__ int opaque(int x) {
 // order, v08's per-tile pipeline inside the loop over them. v08 launches one CTA per work tile
 // (its loop runs once), v08p one per SM.
 template <class T, class Tl>
-__global__ void __launch_bounds__(Tl::kThreads, 1)
+__global__ void __launch_bounds__(Tl::kThreads, Tl::kCtasPerSm)
     fa3_warpspec_kernel(const __grid_constant__ V08Maps maps, AttnView a, T* __restrict__ g_O_all,
                         float* __restrict__ g_LSE, uint32_t v_lbo, uint32_t v_sbo, TileScheduler sched, int n_work,
                         int own_rows) {
@@ -817,7 +831,7 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
   if constexpr (kPersistent) {
     int64_t sms = 0;
     if (auto e = persistent_sms(sms)) return e;
-    ctas = persistent_ctas(sched.tiles(), sms);
+    ctas = persistent_ctas(sched.tiles(), sms * Tl::kCtasPerSm);
   }
   // The kernel counts work tiles and a CTA's K/V ring tiles in ints.
   if (sched.tiles() + ctas > INT32_MAX || (sched.tiles() + ctas - 1) / ctas * ((a.seqlen_k + Tl::kBc - 1) / Tl::kBc) > INT32_MAX)
@@ -885,6 +899,7 @@ const Config kConfigs[] = {
     V08_CONFIG(64, 128, 192, 3, 1),  // env
     V08_CONFIG(64, 192, 128, 2, 0),  // env
     V08_CONFIG(64, 128, 128, 2, 0),  // env
+    V08_CONFIG(64, 64, 128, 2, 0),   // two CTAs per SM (--br 64; compiled, not yet run)
     // d 96 (shared tiles and O 128 wide, Q K^T 6 MMAs deep)
     V08_CONFIG(96, 128, 128, 2, 1),
     V08_CONFIG(96, 192, 64, 2, 1),
@@ -896,6 +911,7 @@ const Config kConfigs[] = {
     V08_CONFIG_PIN(128, 128, 176, 2, 0),  // FA3's non-causal d-128 tile: slower at every N (2026-12-02_adc1397_tiles_d128, pinned: _5d4f0d2_pin_ab)
     V08_CONFIG(128, 128, 128, 3, 1),  // env
     V08_CONFIG(128, 128, 128, 2, 1),  // env
+    V08_CONFIG(128, 64, 64, 2, 0),    // two CTAs per SM (--br 64; Bc 128 exceeds half the SM; compiled, not yet run)
     // d 192 (O 96 registers: S and P fit beside it at Bc 64 and at Bc 112, FA3's d-192 tile, which
     // takes one Q buffer and register stores of O and ran slower at every N: 2026-12-02_37aae22_d192_bc112;
     // Bc 128 does not fit shared memory)

@@ -832,10 +832,11 @@ int main() {
     named_case(shape(1, 2, 1, 113, 17, 32, dt, false, 5, 3), 6, t);
     // Head dims padded inside v08 (40 -> 64, 136 -> 192, 200 -> 256) and its 96/192 classes, with
     // odd lengths, causal (Nq > Nk: fully masked rows), GQA/MQA, a window; outside the quick mode
-    // every (Br, Bc) v08 lists at d 64/96/128 (kernels/v08_fa3_warpspec.hip, kConfigs; Bc 176: d 128 only).
+    // every (Br, Bc) v08 lists at d 64/96/128 (kernels/v08_fa3_warpspec.hip, kConfigs; Bc 176: d 128 only; Br 64: two CTAs per SM).
     const std::vector<KernelOptions> v08_tiles =
         kQuick ? std::vector<KernelOptions>{}
-               : std::vector<KernelOptions>{{128, 64, 0}, {128, 128, 0}, {128, 176, 0}, {128, 192, 0}, {192, 64, 0}, {192, 128, 0}};
+               : std::vector<KernelOptions>{{64, 64, 0},   {64, 128, 0},  {128, 64, 0}, {128, 128, 0},
+                                            {128, 176, 0}, {128, 192, 0}, {192, 64, 0}, {192, 128, 0}};
     // d 192: Bc 112 (the default from 8k keys) on short shapes too; the quick mode keeps it.
     const std::vector<KernelOptions> d192_tiles{{128, 112, 0}};
     named_case(shape(2, 4, 2, 113, 203, 40, dt, true), 21, t, v08_tiles);

@@ -43,7 +43,7 @@ const Shape kShapes[] = {
     {2, 8, 2, 1000, 1000, false, 37, 5},     {16, 16, 16, 1024, 1024, true, -1, -1},
     {4, 32, 8, 4096, 4096, false, -1, -1},   {2, 12, 3, 4097, 4097, false, -1, 300},
 };
-constexpr int kBrs[] = {128, 192};
+constexpr int kBrs[] = {64, 128, 192};  // v08's query tiles (64: two CTAs per SM)
 constexpr int kBcs[] = {64, 112, 128, 176, 192};  // v08's key tiles (112: d 192, 176: d 128)
 
 int64_t cost(const TileScheduler& s, const Shape& sh, int br, int bc, int64_t t) {
