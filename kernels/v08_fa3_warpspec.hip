@@ -737,13 +737,14 @@ struct Config {
   LaunchFn launch_persistent;  // v08p_fa3_persistent: the same tile, a persistent grid
 };
 
-// The persistent grid's CTAs: one per SM of the current device; IOATTN_V08P_CTAS=N (a test and
-// tuning selector, N >= 1) caps them at N, so that small problems walk several tiles per CTA.
-LaunchStatus persistent_sms(int64_t& sms) {
+// The persistent grid's CTAs: per_sm per SM of the current device (2 at Br 64, else 1);
+// IOATTN_V08P_CTAS=N (a test and tuning selector, N >= 1) caps them at N, so that small problems walk
+// several tiles per CTA.
+LaunchStatus persistent_slots(int64_t& sms, int per_sm) {
   int dev = 0, n = 0;
   IOATTN_CHECK(cudaGetDevice(&dev));
   IOATTN_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-  sms = n;
+  sms = int64_t{n} * per_sm;
   if (const char* cap = std::getenv("IOATTN_V08P_CTAS"); cap && cap[0] != '\0') {
     char* end = nullptr;
     const long v = std::strtol(cap, &end, 10);
@@ -830,8 +831,8 @@ LaunchStatus launch_tile(const AttnView& a, const DeviceTensors& t, DType dt, co
   int64_t ctas = sched.tiles();  // v08: one CTA per work tile
   if constexpr (kPersistent) {
     int64_t sms = 0;
-    if (auto e = persistent_sms(sms)) return e;
-    ctas = persistent_ctas(sched.tiles(), sms * Tl::kCtasPerSm);
+    if (auto e = persistent_slots(sms, Tl::kCtasPerSm)) return e;
+    ctas = persistent_ctas(sched.tiles(), sms);
   }
   // The kernel counts work tiles and a CTA's K/V ring tiles in ints.
   if (sched.tiles() + ctas > INT32_MAX || (sched.tiles() + ctas - 1) / ctas * ((a.seqlen_k + Tl::kBc - 1) / Tl::kBc) > INT32_MAX)
