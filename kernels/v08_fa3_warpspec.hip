@@ -914,8 +914,8 @@ const Config kConfigs[] = {
     V08_CONFIG(128, 128, 128, 2, 1),  // env
     V08_CONFIG(128, 64, 64, 2, 0),    // two CTAs per SM (--br 64; Bc 128 exceeds half the SM; compiled, not yet run)
     // d 192 (O 96 registers: S and P fit beside it at Bc 64 and at Bc 112, FA3's d-192 tile, which
-    // takes one Q buffer and register stores of O and ran slower at every N: 2026-12-02_37aae22_d192_bc112;
-    // Bc 128 does not fit shared memory)
+    // takes one Q buffer and register stores of O: the default from 8k keys on, faster there and
+    // slower at short N, 2026-12-02_e1d2e20_tiles_d192; Bc 128 does not fit shared memory)
     V08_CONFIG_FROM(192, 128, 112, 2, 1, 8192),
     V08_CONFIG(192, 128, 64, 2, 1),
     V08_CONFIG(192, 128, 64, 3, 1),  // env
