@@ -900,7 +900,7 @@ const Config kConfigs[] = {
     V08_CONFIG(64, 128, 192, 3, 1),  // env
     V08_CONFIG(64, 192, 128, 2, 0),  // env
     V08_CONFIG(64, 128, 128, 2, 0),  // env
-    V08_CONFIG(64, 64, 128, 2, 0),   // two CTAs per SM (--br 64; compiled, not yet run)
+    V08_CONFIG(64, 64, 128, 2, 0),   // two CTAs per SM (--br 64; slower than the default at N 512-4k: 2026-12-02_a6cd4b4_br64)
     // d 96 (shared tiles and O 128 wide, Q K^T 6 MMAs deep)
     V08_CONFIG(96, 128, 128, 2, 1),
     V08_CONFIG(96, 192, 64, 2, 1),
@@ -912,7 +912,11 @@ const Config kConfigs[] = {
     V08_CONFIG_PIN(128, 128, 176, 2, 0),  // FA3's non-causal d-128 tile: slower at every N (2026-12-02_adc1397_tiles_d128, pinned: _5d4f0d2_pin_ab)
     V08_CONFIG(128, 128, 128, 3, 1),  // env
     V08_CONFIG(128, 128, 128, 2, 1),  // env
-    V08_CONFIG(128, 64, 64, 2, 0),    // two CTAs per SM (--br 64; Bc 128 exceeds half the SM; compiled, not yet run)
+    V08_CONFIG(128, 64, 64, 2, 0),    // two CTAs per SM (--br 64; Bc 128 exceeds half the SM; slower: 2026-12-02_a6cd4b4_br64)
+    // Three consumer warpgroups at d 128 (O + S + P = 112 of 160 registers at Bc 64, as d 96's Br 192 row;
+    // session 15, being timed against the default)
+    V08_CONFIG(128, 192, 64, 2, 1),
+    V08_CONFIG(128, 192, 64, 2, 0),   // env
     // d 192 (O 96 registers: S and P fit beside it at Bc 64 and at Bc 112, FA3's d-192 tile, which
     // takes one Q buffer and register stores of O: the default from 8k keys on, faster there and
     // slower at short N, 2026-12-02_e1d2e20_tiles_d192; Bc 128 does not fit shared memory)

@@ -28,7 +28,7 @@ for r in $ROWS; do
       --seqlen-k 1003 --head-dim $d --dtype bf16 --causal --check --json 2>&1 | grep -E "PASS|FAIL|config|error" | head -4
   done
 done > "$O/config_check.txt" 2>&1
-grep -c PASS "$O/config_check.txt"; grep -E "FAIL|error" "$O/config_check.txt" | head
+grep -c "\"check_pass\":true" "$O/config_check.txt"; grep -E "check_pass\":false|error" "$O/config_check.txt" | head
 
 t suite
 V=v08_fa3_warpspec,v08p_fa3_persistent
