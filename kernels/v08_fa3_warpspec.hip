@@ -53,12 +53,14 @@
 // and behind at short N, where the second Q buffer and the TMA store of O pay); Bc 128 exceeds shared
 // memory); d 256: Br 128, Bc 64, 2 stages, the softmax pinned under P V (kPinSoftmax; 197,720).
 // (Until session 12 v08 had one Q buffer: 91,208 / 164,936 / 164,936 / 148,552 / 197,704 bytes.)
-// Br 64 (--br 64 at d 64 with Bc 128 and at d 128 with Bc 64; session 14, compiled, not yet run on a
-// GPU): one consumer warpgroup of 232 registers, no ping-pong, and two CTAs per SM (256 threads,
-// __launch_bounds__(256, 2), at most 228 KiB / 2 - 1 KiB of shared memory each; the persistent grid
-// is two CTAs per SM). The idea, FA2's: at short N a tile's fixed work (Q wait, the first key tile's
-// S without overlap, the epilogue) runs under the other CTA's loop instead of idling the tensor
-// cores; the price is K/V read from shared memory by 64 query rows per tile instead of 128 or 192.
+// Br 64 (--br 64 at d 64 with Bc 128 and at d 128 with Bc 64; session 14; correct, and slower than the
+// defaults at every N 512-4k, 1.04-1.22x their time: 2026-12-02_a6cd4b4_br64): one consumer
+// warpgroup of 232 registers, no ping-pong, and two CTAs per SM (256 threads, __launch_bounds__(256,
+// 2), at most 228 KiB / 2 - 1 KiB of shared memory each; the persistent grid is two CTAs per SM).
+// The idea, FA2's: at short N a tile's fixed work (Q wait, the first key tile's S without overlap,
+// the epilogue) runs under the other CTA's loop instead of idling the tensor cores; the price is K/V
+// loaded into shared memory once per 64 query rows instead of 128 or 192, which the run says costs
+// more than the overlap gains.
 // Registers (ptxas -v, CUDA 13.0, fp16 and bf16, every row of kConfigs): 168 per thread at launch for
 // the 384-thread blocks (Br 128; 24 / 240 after setmaxnreg) and 128 for the 512-thread blocks (Br
 // 192; 24 / 160 after setmaxnreg); 0 bytes of spills, no wgmma serialization warning. Tried and

@@ -1,0 +1,146 @@
+"""experiments/gpu/sustained_clock.py: the SM clock and power each forward sustains under the GPU's
+power cap, beside its kernel time, so that a time ratio can be split into cycles and clock.
+
+  IOATTN_CAPI=... python3 experiments/gpu/sustained_clock.py --out DIR [--impls A,B] [--points d:N:causal,...]
+
+Why: on the H200 the benchmarks run under the software power cap (clocks_event_reasons 0x4, SM clock
+1575-1980 MHz while kernels run). Two kernels of equal cycles can then differ in time when one
+draws more power. Nsight Compute replays one kernel at a time with idle gaps between replays, so its
+durations do not show the clock a kernel holds when it runs back to back.
+
+Per point (bf16, batch x N = 16k, hidden 2048, as bench_sdpa.py) and impl, in the order A B B A (two
+samples per impl, the second pass reversed): the forward runs back to back for --hold-s seconds while
+`nvidia-smi -lms 100` samples the SM clock and the power draw; then timing.time_call (the project's one
+timing method: CUDA-graph replays, L2 flushed where the problem fits, median of the timed calls) times
+it while the GPU is still at that state. Reported per sample: median SM clock and power over the
+hold's second half, the kernel time, and kernel cycles = time x clock (an estimate: the clock during
+the timed calls is taken as the hold's).
+
+Writes DIR/clock.csv (one row per sample) and DIR/context.json (timing.run_context); prints a table.
+"""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_sdpa as bs  # noqa: E402  (its Inputs and call factories: the benchmark's own calls)
+import timing  # noqa: E402
+
+
+def parse_points(text):
+    pts = []
+    for item in text.split(","):
+        d, n, c = item.split(":")
+        pts.append((int(d), int(n), c in ("1", "causal")))
+    return pts
+
+
+def sample_smi(path):
+    """Start nvidia-smi sampling into path; returns the process."""
+    return subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active",
+                             "--format=csv,noheader,nounits", "-lms", "100"], stdout=open(path, "w"),
+                            stderr=subprocess.DEVNULL)
+
+
+def read_smi(path, t_from):
+    """(clock MHz, power W) samples taken after monotonic-equivalent wall time t_from (epoch s)."""
+    out = []
+    for line in open(path):
+        f = [x.strip() for x in line.split(",")]
+        if len(f) < 3:
+            continue
+        try:
+            ts = time.mktime(time.strptime(f[0].split(".")[0], "%Y/%m/%d %H:%M:%S"))
+            out.append((ts, float(f[1]), float(f[2]), f[3] if len(f) > 3 else ""))
+        except ValueError:
+            continue
+    return [(c, p, r) for ts, c, p, r in out if ts >= t_from]
+
+
+def median(xs):
+    s = sorted(xs)
+    return s[len(s) // 2] if s else float("nan")
+
+
+def make_fn(impl, inp, causal, b, h, n, d):
+    if impl.startswith("sdpa:"):
+        return bs.sdpa_fn(inp, "fwd", bs.SDPA[impl], causal)[0]
+    name = impl.split(":", 1)[1]
+    return bs.ioattn_fn(inp, "fwd", name, name, causal, b, h, n, d)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--impls", default="ioattn:v08p_fa3_persistent,sdpa:cudnn")
+    ap.add_argument("--points", default="128:8192:0,128:16384:0", help="d:N:causal,... (bf16)")
+    ap.add_argument("--hold-s", type=float, default=4.0, help="back-to-back seconds before each timing")
+    ap.add_argument("--commit", default="")
+    args = ap.parse_args(argv)
+    bs.import_torch()
+    torch = bs.torch
+    impls = args.impls.split(",")
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    smi_path = os.path.join(tempfile.mkdtemp(), "smi.csv")
+    smi = sample_smi(smi_path)
+    try:
+        for d, n, causal in parse_points(args.points):
+            b = max(1, 16384 // n)
+            h, _ = bs.heads_for(d, 0, 0)
+            inp = bs.Inputs(b, h, n, d, bs.DTYPES["bf16"], False)
+            flops = bs.fwd_flops(b, h, n, d, causal)
+            nbytes = 4 * b * n * h * d * 2
+            for sample, order in enumerate((impls, impls[::-1])):
+                for impl in order:
+                    fn = make_fn(impl, inp, causal, b, h, n, d)
+                    t0 = time.time()
+                    while time.time() - t0 < args.hold_s:
+                        for _ in range(20):
+                            fn()
+                        torch.cuda.synchronize()
+                    t_half = t0 + args.hold_s / 2
+                    r = timing.time_call(fn, problem_bytes=nbytes)
+                    time.sleep(0.3)  # let nvidia-smi write the hold's last samples
+                    s = read_smi(smi_path, t_half)
+                    clk, pw = median([c for c, _, _ in s]), median([p for _, p, _ in s])
+                    ms = r["median_ms"]
+                    rows.append(dict(d=d, n=n, causal=int(causal), impl=impl, sample=sample, median_ms=ms,
+                                     tflops=flops / ms / 1e9, sm_mhz=clk, power_w=pw, smi_samples=len(s),
+                                     reasons=median([x for _, _, x in s]) if s else "",
+                                     mcycles=ms * 1e-3 * clk * 1e6 / 1e6, method=r["method"]))
+                    print(f"d {d} N {n} causal {int(causal)} {impl:28s} s{sample} {ms:8.3f} ms {clk:6.0f} MHz "
+                          f"{pw:5.0f} W  {rows[-1]['mcycles']:8.3f} Mcycles", flush=True)
+    finally:
+        smi.terminate()
+    with open(os.path.join(args.out, "clock.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    ctx = timing.run_context(commit=args.commit or None, out_dir=args.out, script="experiments/gpu/sustained_clock.py")
+    with open(os.path.join(args.out, "context.json"), "w") as f:
+        import json
+        json.dump(ctx, f, indent=1, default=str)
+    # Summary: per point, the first impl against each other impl (medians over samples).
+    print("\npoint                 impl                          ms      MHz      W   Mcycles   (peer/first: time, cycles)")
+    for d, n, causal in parse_points(args.points):
+        sel = [r for r in rows if (r["d"], r["n"], r["causal"]) == (d, n, int(causal))]
+        agg = {}
+        for impl in impls:
+            rs = [r for r in sel if r["impl"] == impl]
+            agg[impl] = {k: median([r[k] for r in rs]) for k in ("median_ms", "sm_mhz", "power_w", "mcycles")}
+        a0 = agg[impls[0]]
+        for impl in impls:
+            a = agg[impl]
+            print(f"d {d:3d} N {n:5d} c {int(causal)}   {impl:28s} {a['median_ms']:7.3f} {a['sm_mhz']:7.0f} "
+                  f"{a['power_w']:6.0f} {a['mcycles']:8.3f}   {a['median_ms'] / a0['median_ms']:.3f} "
+                  f"{a['mcycles'] / a0['mcycles']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
