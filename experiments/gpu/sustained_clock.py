@@ -16,14 +16,13 @@ it while the GPU is still at that state. Reported per sample: median SM clock an
 hold's second half, the kernel time, and kernel cycles = time x clock (an estimate: the clock during
 the timed calls is taken as the hold's).
 
-Writes DIR/clock.csv (one row per sample) and DIR/context.json (timing.run_context); prints a table.
+Writes DIR/clock.csv (one row per sample), DIR/smi.csv (nvidia-smi's samples) and DIR/context.json (timing.run_context); prints a table.
 """
 import argparse
 import csv
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -86,7 +85,7 @@ def main(argv=None):
     impls = args.impls.split(",")
     os.makedirs(args.out, exist_ok=True)
     rows = []
-    smi_path = os.path.join(tempfile.mkdtemp(), "smi.csv")
+    smi_path = os.path.join(args.out, "smi.csv")  # every sample of the run, kept
     smi = sample_smi(smi_path)
     try:
         for d, n, causal in parse_points(args.points):
