@@ -45,24 +45,35 @@ def sample_smi(path):
                             stderr=subprocess.DEVNULL)
 
 
-def read_smi(path, t_from):
-    """(clock MHz, power W) samples taken after monotonic-equivalent wall time t_from (epoch s)."""
+def read_smi(path, t_from, t_to):
+    """(clock MHz, power W, throttle reasons) of the samples taken between epoch times t_from and t_to
+    (nvidia-smi's timestamps are local time, as time.mktime reads them)."""
     out = []
     for line in open(path):
         f = [x.strip() for x in line.split(",")]
         if len(f) < 3:
             continue
         try:
-            ts = time.mktime(time.strptime(f[0].split(".")[0], "%Y/%m/%d %H:%M:%S"))
+            whole, _, frac = f[0].partition(".")
+            ts = time.mktime(time.strptime(whole, "%Y/%m/%d %H:%M:%S")) + float("0." + (frac or "0"))
             out.append((ts, float(f[1]), float(f[2]), f[3] if len(f) > 3 else ""))
         except ValueError:
             continue
-    return [(c, p, r) for ts, c, p, r in out if ts >= t_from]
+    return [(c, p, r) for ts, c, p, r in out if t_from <= ts <= t_to]
 
 
 def median(xs):
     s = sorted(xs)
     return s[len(s) // 2] if s else float("nan")
+
+
+def write_csv(path, rows):
+    """Rewritten after every point, so that a time cap keeps what ran."""
+    if rows:
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
 
 
 def make_fn(impl, inp, causal, b, h, n, d):
@@ -102,10 +113,10 @@ def main(argv=None):
                         for _ in range(20):
                             fn()
                         torch.cuda.synchronize()
-                    t_half = t0 + args.hold_s / 2
+                    t_half, t_end = t0 + args.hold_s / 2, time.time()
                     r = timing.time_call(fn, problem_bytes=nbytes)
                     time.sleep(0.3)  # let nvidia-smi write the hold's last samples
-                    s = read_smi(smi_path, t_half)
+                    s = read_smi(smi_path, t_half, t_end)
                     clk, pw = median([c for c, _, _ in s]), median([p for _, p, _ in s])
                     ms = r["median_ms"]
                     rows.append(dict(d=d, n=n, causal=int(causal), impl=impl, sample=sample, median_ms=ms,
@@ -114,12 +125,9 @@ def main(argv=None):
                                      mcycles=ms * 1e-3 * clk * 1e6 / 1e6, method=r["method"]))
                     print(f"d {d} N {n} causal {int(causal)} {impl:28s} s{sample} {ms:8.3f} ms {clk:6.0f} MHz "
                           f"{pw:5.0f} W  {rows[-1]['mcycles']:8.3f} Mcycles", flush=True)
+            write_csv(os.path.join(args.out, "clock.csv"), rows)
     finally:
         smi.terminate()
-    with open(os.path.join(args.out, "clock.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
     ctx = timing.run_context(commit=args.commit or None, out_dir=args.out, script="experiments/gpu/sustained_clock.py")
     with open(os.path.join(args.out, "context.json"), "w") as f:
         import json
