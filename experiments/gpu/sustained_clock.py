@@ -20,6 +20,7 @@ Writes DIR/clock.csv (one row per sample), DIR/smi.csv (nvidia-smi's samples) an
 """
 import argparse
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -31,10 +32,13 @@ import timing  # noqa: E402
 
 
 def parse_points(text):
+    """'d:N:causal,...' -> [(d, N, causal)]; a bad item ends the run with one line naming it."""
     pts = []
     for item in text.split(","):
-        d, n, c = item.split(":")
-        pts.append((int(d), int(n), c in ("1", "causal")))
+        f = item.split(":")
+        if len(f) != 3 or not f[0].isdigit() or not f[1].isdigit() or f[2] not in ("0", "1") or int(f[0]) < 1 or int(f[1]) < 1:
+            raise SystemExit(f"sustained_clock.py: --points item '{item}' must be d:N:causal with d, N >= 1 and causal 0 or 1")
+        pts.append((int(f[0]), int(f[1]), f[2] == "1"))
     return pts
 
 
@@ -76,6 +80,55 @@ def write_csv(path, rows):
             w.writerows(rows)
 
 
+def summary(rows, points, impls):
+    """Per point, each impl's medians over its samples and its time and cycles over the first impl's."""
+    lines = ["point                 impl                          ms      MHz      W   Mcycles   (over the first: time, cycles)"]
+    for d, n, causal in points:
+        sel = [r for r in rows if (r["d"], r["n"], r["causal"]) == (d, n, int(causal))]
+        agg = {}
+        for impl in impls:
+            rs = [r for r in sel if r["impl"] == impl]
+            if rs:
+                agg[impl] = {k: median([r[k] for r in rs]) for k in ("median_ms", "sm_mhz", "power_w", "mcycles")}
+        if impls[0] not in agg:
+            continue
+        a0 = agg[impls[0]]
+        for impl, a in agg.items():
+            lines.append(f"d {d:3d} N {n:5d} c {int(causal)}   {impl:28s} {a['median_ms']:7.3f} {a['sm_mhz']:7.0f} "
+                         f"{a['power_w']:6.0f} {a['mcycles']:8.3f}   {a['median_ms'] / a0['median_ms']:.3f} "
+                         f"{a['mcycles'] / a0['mcycles']:.3f}")
+    return lines
+
+
+def self_test():
+    """The parsing and the summary on synthetic input (CPU; ctest sustained_clock_cpu)."""
+    import io
+    from contextlib import redirect_stderr
+    assert parse_points("64:512:1,128:1024:0") == [(64, 512, True), (128, 1024, False)]
+    for bad in ("64:512", "64:512:2", "x:512:0", "64:0:0"):
+        try:
+            with redirect_stderr(io.StringIO()):
+                parse_points(bad)
+            raise AssertionError(f"accepted {bad}")
+        except SystemExit as e:
+            assert "must be d:N:causal" in str(e), e
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".sustained_clock_selftest.csv")
+    try:
+        with open(path, "w") as f:
+            f.write("2026/12/02 17:43:18.644, 345, 81.36, 0x1\n2026/12/02 17:43:19.744, 1980, 126.09, 0x0\ngarbage\n")
+        t = time.mktime(time.strptime("2026/12/02 17:43:19", "%Y/%m/%d %H:%M:%S"))
+        assert read_smi(path, t, t + 1) == [(1980.0, 126.09, "0x0")], read_smi(path, t, t + 1)
+        assert read_smi(path, t - 1, t + 1)[0][0] == 345.0
+    finally:
+        os.remove(path)
+    rows = [dict(d=128, n=8192, causal=0, impl=i, sample=s, median_ms=ms, sm_mhz=mhz, power_w=690, mcycles=ms * mhz * 1e-3)
+            for i, s, ms, mhz in (("a", 0, 1.0, 1700), ("b", 0, 1.1, 1600), ("a", 1, 1.0, 1700), ("b", 1, 1.1, 1600))]
+    out = summary(rows, [(128, 8192, False)], ["a", "b"])
+    assert len(out) == 3 and out[2].split()[-2:] == ["1.100", "1.035"], out
+    print("sustained_clock.py self-test: ok")
+    return 0
+
+
 def make_fn(impl, inp, causal, b, h, n, d):
     if impl.startswith("sdpa:"):
         return bs.sdpa_fn(inp, "fwd", bs.SDPA[impl], causal)[0]
@@ -85,12 +138,18 @@ def make_fn(impl, inp, causal, b, h, n, d):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="results folder (required unless --self-test)")
+    ap.add_argument("--self-test", action="store_true", help="the parsing and the summary on synthetic input")
     ap.add_argument("--impls", default="ioattn:v08p_fa3_persistent,sdpa:cudnn")
     ap.add_argument("--points", default="128:8192:0,128:16384:0", help="d:N:causal,... (bf16)")
     ap.add_argument("--hold-s", type=float, default=4.0, help="back-to-back seconds before each timing")
     ap.add_argument("--commit", default="")
     args = ap.parse_args(argv)
+    if args.self_test:
+        return self_test()
+    if not args.out:
+        ap.error("--out is required")
+    points = parse_points(args.points)  # refused before any GPU work
     bs.import_torch()
     torch = bs.torch
     impls = args.impls.split(",")
@@ -99,7 +158,7 @@ def main(argv=None):
     smi_path = os.path.join(args.out, "smi.csv")  # every sample of the run, kept
     smi = sample_smi(smi_path)
     try:
-        for d, n, causal in parse_points(args.points):
+        for d, n, causal in points:
             b = max(1, 16384 // n)
             h, _ = bs.heads_for(d, 0, 0)
             inp = bs.Inputs(b, h, n, d, bs.DTYPES["bf16"], False)
@@ -122,7 +181,7 @@ def main(argv=None):
                     rows.append(dict(d=d, n=n, causal=int(causal), impl=impl, sample=sample, median_ms=ms,
                                      tflops=flops / ms / 1e9, sm_mhz=clk, power_w=pw, smi_samples=len(s),
                                      reasons=median([x for _, _, x in s]) if s else "",
-                                     mcycles=ms * 1e-3 * clk * 1e6 / 1e6, method=r["method"]))
+                                     mcycles=ms * clk * 1e-3, method=r["method"]))
                     print(f"d {d} N {n} causal {int(causal)} {impl:28s} s{sample} {ms:8.3f} ms {clk:6.0f} MHz "
                           f"{pw:5.0f} W  {rows[-1]['mcycles']:8.3f} Mcycles", flush=True)
             write_csv(os.path.join(args.out, "clock.csv"), rows)
@@ -130,22 +189,8 @@ def main(argv=None):
         smi.terminate()
     ctx = timing.run_context(commit=args.commit or None, out_dir=args.out, script="experiments/gpu/sustained_clock.py")
     with open(os.path.join(args.out, "context.json"), "w") as f:
-        import json
         json.dump(ctx, f, indent=1, default=str)
-    # Summary: per point, the first impl against each other impl (medians over samples).
-    print("\npoint                 impl                          ms      MHz      W   Mcycles   (peer/first: time, cycles)")
-    for d, n, causal in parse_points(args.points):
-        sel = [r for r in rows if (r["d"], r["n"], r["causal"]) == (d, n, int(causal))]
-        agg = {}
-        for impl in impls:
-            rs = [r for r in sel if r["impl"] == impl]
-            agg[impl] = {k: median([r[k] for r in rs]) for k in ("median_ms", "sm_mhz", "power_w", "mcycles")}
-        a0 = agg[impls[0]]
-        for impl in impls:
-            a = agg[impl]
-            print(f"d {d:3d} N {n:5d} c {int(causal)}   {impl:28s} {a['median_ms']:7.3f} {a['sm_mhz']:7.0f} "
-                  f"{a['power_w']:6.0f} {a['mcycles']:8.3f}   {a['median_ms'] / a0['median_ms']:.3f} "
-                  f"{a['mcycles'] / a0['mcycles']:.3f}")
+    print("\n".join(summary(rows, points, impls)))
     return 0
 
 
