@@ -152,7 +152,7 @@
 //   The simulator models the order (the launch reports persistent_bh_major / persistent_qblock_major_rev
 //   / persistent_bh_major_rev, read as bh_major / qblock_major_rev / bh_major: the same waves; the
 //   reversal within a head is not modeled), not the overlap across tiles.
-//   Registers (ptxas -v, CUDA 13.0, sm_90a, all 27 rows x fp16/bf16): 168 (Br 128) / 128 (Br 192, Br 64)
+//   Registers (ptxas -v, CUDA 13.0, sm_90a, all 29 rows x fp16/bf16): 168 (Br 128) / 128 (Br 192, Br 64)
 //   at launch, 24 / 240 or 24 / 160 after setmaxnreg, no wgmma serialization, 0 bytes of spills in
 //   every row (at b7896cf the d 256 row without ping-pong, IOATTN_V08_CONFIG-only, spilled 4 bytes of
 //   stores, 0 in the listings since c0b3257's; before the TMA epilogue d 64 Br 192 without ping-pong
@@ -916,7 +916,8 @@ const Config kConfigs[] = {
     V08_CONFIG(128, 128, 128, 2, 1),  // env
     V08_CONFIG(128, 64, 64, 2, 0),    // two CTAs per SM (--br 64; Bc 128 exceeds half the SM; slower: 2026-12-02_a6cd4b4_br64)
     // Three consumer warpgroups at d 128 (O + S + P = 112 of 160 registers at Bc 64, as d 96's Br 192 row;
-    // session 15, being timed against the default)
+    // ptxas 128 at launch, 0 spills): correct, slower than the default at N 512-16k with ping-pong on or
+    // off (2026-12-02_112b70e_d128_br192); kept for study
     V08_CONFIG(128, 192, 64, 2, 1),
     V08_CONFIG(128, 192, 64, 2, 0),   // env
     // d 192 (O 96 registers: S and P fit beside it at Bc 64 and at Bc 112, FA3's d-192 tile, which
