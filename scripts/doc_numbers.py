@@ -40,6 +40,8 @@ SOURCES = {
     "fp8_gap_lazy": "experiments/results/h200/2026-12-01_4eddfc3_fp8_lazy/fp8/bench.csv",  # run_h200.sh fp8 (then default)
     "fp8_gap_eager": "experiments/results/h200/2026-12-01_4eddfc3_fp8_eager/fp8/bench.csv",  # IOATTN_V10_RESCALE=eager
     "fp8_gap_fast": "experiments/results/h200/2026-12-01_4eddfc3_fp8_fastpromote/fp8/bench.csv",  # IOATTN_V10_S_PROMOTE=fast
+    "long_n_cycles": "experiments/results/h200/2026-12-02_112b70e_ncu_long",  # experiments/gpu/ncu_detail.py (context.txt)
+    "sustained_clock": "experiments/results/h200/2026-12-02_112b70e_clock_grid",  # experiments/gpu/sustained_clock.py
     # v08p vs cuDNN at short N: the ncu_detail.py folders are short_n_gap.py's DEFAULT_RUNS (one list,
     # which paper/gen_fast.py reads too)
     # v08p's warp stalls per SASS instruction: kernels/dev/stall_regions.py's RUNS (one list, which
@@ -689,6 +691,24 @@ def ker_short_n_gap():
 def top_short_n_gap_summary():
     g, rows = short_n_gap()
     return g.render_summary(rows)
+
+
+# v08p's SM cycles against cuDNN's in one ncu run at long and short N (README.md): short_n_gap.py's
+# render_cycles over that run's reports.
+@block("README.md", "long_n_cycles")
+def top_long_n_cycles():
+    g, _ = short_n_gap()
+    return g.render_cycles(g.build([SOURCES["long_n_cycles"]])) + f" (`{SOURCES['long_n_cycles']}/`)"
+
+
+# Each forward held back to back at its own clock under the power cap (README.md):
+# experiments/gpu/sustained_clock.py's headline of the committed grid.
+@block("README.md", "sustained_clock_summary")
+def top_sustained_clock_summary():
+    sys.path.insert(0, os.path.join(ROOT, "experiments", "gpu"))
+    import sustained_clock as sc
+    return (sc.headline(sc.read_rows(src("sustained_clock")), "ioattn:v08p_fa3_persistent", "sdpa:cudnn")
+            + f" (`{SOURCES['sustained_clock']}/`)")
 
 
 # v08p's stalls by region of its SASS (README.md): kernels/dev/stall_regions.py over its committed pages

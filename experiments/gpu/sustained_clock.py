@@ -100,6 +100,38 @@ def summary(rows, points, impls):
     return lines
 
 
+def headline(rows, first, peer):
+    """One sentence from clock.csv's rows: per (d, causal) and N < 2k / N >= 2k, the range of peer time /
+    first time over the pairs of samples, then the power and each impl's clock range."""
+    def f(x):
+        return float(x)
+    by = {}
+    for r in rows:
+        by.setdefault((int(r["d"]), int(r["causal"]), int(r["n"])), {})[(r["impl"], int(r["sample"]))] = r
+    parts = []
+    for d, c in sorted({(k[0], k[1]) for k in by}, key=lambda x: (-x[0], x[1])):
+        seg = []
+        for lo, hi, name in ((0, 2048, "N < 2k"), (2048, 1 << 40, "N >= 2k")):
+            ratios = [f(v[(peer, s)]["median_ms"]) / f(v[(first, s)]["median_ms"])
+                      for (dd, cc, n), v in by.items() if (dd, cc) == (d, c) and lo <= n < hi
+                      for s in (0, 1) if (peer, s) in v and (first, s) in v]
+            if ratios:
+                seg.append(f"{name} {min(ratios):.2f}-{max(ratios):.2f}")
+        parts.append(f"d {d} {'causal' if c else 'non-causal'} " + ", ".join(seg))
+    w = [f(r["power_w"]) for r in rows]
+    clk = {i: [f(r["sm_mhz"]) for r in rows if r["impl"] == i] for i in (first, peer)}
+    return ("; ".join(parts) + f" (every point at {min(w):.0f}-{max(w):.0f} W; SM clock {first.split(':')[-1]} "
+            f"{min(clk[first]):.0f}-{max(clk[first]):.0f} MHz, {peer.split(':')[-1]} {min(clk[peer]):.0f}-{max(clk[peer]):.0f} MHz)")
+
+
+def read_rows(folder):
+    path = os.path.join(folder, "clock.csv")
+    if not os.path.exists(path):
+        raise SystemExit(f"sustained_clock.py: no {path}")
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
 def self_test():
     """The parsing and the summary on synthetic input (CPU; ctest sustained_clock_cpu)."""
     import io
@@ -125,6 +157,8 @@ def self_test():
             for i, s, ms, mhz in (("a", 0, 1.0, 1700), ("b", 0, 1.1, 1600), ("a", 1, 1.0, 1700), ("b", 1, 1.1, 1600))]
     out = summary(rows, [(128, 8192, False)], ["a", "b"])
     assert len(out) == 3 and out[2].split()[-2:] == ["1.100", "1.035"], out
+    h = headline([{k: str(v) for k, v in r.items()} for r in rows], "a", "b")
+    assert h == "d 128 non-causal N >= 2k 1.10-1.10 (every point at 690-690 W; SM clock a 1700-1700 MHz, b 1600-1600 MHz)", h
     print("sustained_clock.py self-test: ok")
     return 0
 
@@ -140,6 +174,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", help="results folder (required unless --self-test)")
     ap.add_argument("--self-test", action="store_true", help="the parsing and the summary on synthetic input")
+    ap.add_argument("--summarize", metavar="DIR", help="print the one-sentence headline of a committed run's clock.csv")
     ap.add_argument("--impls", default="ioattn:v08p_fa3_persistent,sdpa:cudnn")
     ap.add_argument("--points", default="128:8192:0,128:16384:0", help="d:N:causal,... (bf16)")
     ap.add_argument("--hold-s", type=float, default=4.0, help="back-to-back seconds before each timing")
@@ -147,12 +182,15 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.self_test:
         return self_test()
+    impls = args.impls.split(",")
+    if args.summarize:
+        print(headline(read_rows(args.summarize), impls[0], impls[1]))
+        return 0
     if not args.out:
         ap.error("--out is required")
     points = parse_points(args.points)  # refused before any GPU work
     bs.import_torch()
     torch = bs.torch
-    impls = args.impls.split(",")
     os.makedirs(args.out, exist_ok=True)
     rows = []
     smi_path = os.path.join(args.out, "smi.csv")  # every sample of the run, kept
