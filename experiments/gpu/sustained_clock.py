@@ -8,7 +8,7 @@ Why: on the H200 the benchmarks run under the software power cap (clocks_event_r
 draws more power. Nsight Compute replays one kernel at a time with idle gaps between replays, so its
 durations do not show the clock a kernel holds when it runs back to back.
 
-Per point (bf16, batch x N = 16k, hidden 2048, as bench_sdpa.py) and impl, in the order A B B A (two
+Per point (--dtype, bf16 by default; batch x N = 16k, hidden 2048, as bench_sdpa.py) and impl, in the order A B B A (two
 samples per impl, the second pass reversed): the forward runs back to back for --hold-s seconds while
 `nvidia-smi -lms 100` samples the SM clock and the power draw; then timing.time_call (the project's one
 timing method: CUDA-graph replays, L2 flushed where the problem fits, median of the timed calls) times
@@ -176,7 +176,8 @@ def main(argv=None):
     ap.add_argument("--self-test", action="store_true", help="the parsing and the summary on synthetic input")
     ap.add_argument("--summarize", metavar="DIR", help="print the one-sentence headline of a committed run's clock.csv")
     ap.add_argument("--impls", default="ioattn:v08p_fa3_persistent,sdpa:cudnn")
-    ap.add_argument("--points", default="128:8192:0,128:16384:0", help="d:N:causal,... (bf16)")
+    ap.add_argument("--points", default="128:8192:0,128:16384:0", help="d:N:causal,...")
+    ap.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
     ap.add_argument("--hold-s", type=float, default=4.0, help="back-to-back seconds before each timing")
     ap.add_argument("--commit", default="")
     args = ap.parse_args(argv)
@@ -199,7 +200,7 @@ def main(argv=None):
         for d, n, causal in points:
             b = max(1, 16384 // n)
             h, _ = bs.heads_for(d, 0, 0)
-            inp = bs.Inputs(b, h, n, d, bs.DTYPES["bf16"], False)
+            inp = bs.Inputs(b, h, n, d, bs.DTYPES[args.dtype], False)
             flops = bs.fwd_flops(b, h, n, d, causal)
             nbytes = 4 * b * n * h * d * 2
             for sample, order in enumerate((impls, impls[::-1])):
@@ -216,7 +217,7 @@ def main(argv=None):
                     s = read_smi(smi_path, t_half, t_end)
                     clk, pw = median([c for c, _, _ in s]), median([p for _, p, _ in s])
                     ms = r["median_ms"]
-                    rows.append(dict(d=d, n=n, causal=int(causal), impl=impl, sample=sample, median_ms=ms,
+                    rows.append(dict(dtype=args.dtype, d=d, n=n, causal=int(causal), impl=impl, sample=sample, median_ms=ms,
                                      tflops=flops / ms / 1e9, sm_mhz=clk, power_w=pw, smi_samples=len(s),
                                      reasons=median([x for _, _, x in s]) if s else "",
                                      mcycles=ms * clk * 1e-3, method=r["method"]))
