@@ -42,6 +42,7 @@ SOURCES = {
     "fp8_gap_fast": "experiments/results/h200/2026-12-01_4eddfc3_fp8_fastpromote/fp8/bench.csv",  # IOATTN_V10_S_PROMOTE=fast
     "long_n_cycles": "experiments/results/h200/2026-12-02_112b70e_ncu_long",  # experiments/gpu/ncu_detail.py (context.txt)
     "sustained_clock": "experiments/results/h200/2026-12-02_112b70e_clock_grid",  # experiments/gpu/sustained_clock.py
+    "sustained_clock_fp16": "experiments/results/h200/2026-12-02_112b70e_clock_grid_fp16",  # ... --dtype fp16
     # v08p vs cuDNN at short N: the ncu_detail.py folders are short_n_gap.py's DEFAULT_RUNS (one list,
     # which paper/gen_fast.py reads too)
     # v08p's warp stalls per SASS instruction: kernels/dev/stall_regions.py's RUNS (one list, which
@@ -707,8 +708,8 @@ def top_long_n_cycles():
 def top_sustained_clock_summary():
     sys.path.insert(0, os.path.join(ROOT, "experiments", "gpu"))
     import sustained_clock as sc
-    return (sc.headline(sc.read_rows(src("sustained_clock")), "ioattn:v08p_fa3_persistent", "sdpa:cudnn")
-            + f" (`{SOURCES['sustained_clock']}/`)")
+    return "; ".join(f"{dt}: " + sc.headline(sc.read_rows(src(key)), "ioattn:v08p_fa3_persistent", "sdpa:cudnn")
+                     + f" (`{SOURCES[key]}/`)" for dt, key in (("bf16", "sustained_clock"), ("fp16", "sustained_clock_fp16")))
 
 
 # v08p's stalls by region of its SASS (README.md): kernels/dev/stall_regions.py over its committed pages
