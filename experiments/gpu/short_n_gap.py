@@ -43,6 +43,7 @@ OURS = "ioattn_v08p_fa3_persistent"
 TAG_RE = re.compile(r"^(?P<impl>.+)_n(?P<n>\d+)_d(?P<d>\d+)_c(?P<c>[01])\.csv$")
 UNIT = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
         "ns": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3, "s": 1e6, "second": 1e6}
+TENSOR = "TPC.TriageCompute.sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed"
 STALL = re.compile(r"^smsp__average_warps_issue_stalled_(?P<r>\w+)_per_issue_active\.ratio$")
 
 
@@ -100,6 +101,7 @@ def facts_of(path):
             "st": metric(rep, "smsp__sass_inst_executed_op_global_st.sum", path),
             "st_bps": metric(rep, "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio", path),
             "cycles": metric(rep, "sm__cycles_elapsed.max", path),  # the busiest SM's: the kernel's length in cycles
+            "tensor": metric(rep, TENSOR, path),  # % of the elapsed cycles the tensor pipe was busy
             "stalls": stalls[:3]}
 
 
@@ -206,7 +208,8 @@ def render_cycles(rows):
             extra = f", DRAM read {o['dram'] / 1e6:.0f} MB against cuDNN's {p['dram'] / 1e6:.0f}" if o["dram"] > 1.2 * p["dram"] else ""
             nn = f"{n // 1024}k" if n >= 1024 else str(n)
             parts.append(f"{'causal' if c else 'non-causal'} d {d} N {nn}: {o['cycles'] / p['cycles']:.2f}x "
-                         f"({o['cycles'] / 1e6:.2f}M against {p['cycles'] / 1e6:.2f}M{extra})")
+                         f"({o['cycles'] / 1e6:.2f}M against {p['cycles'] / 1e6:.2f}M, tensor pipe busy {o['tensor']:.0f} % "
+                         f"against {p['tensor']:.0f} %{extra})")
     if not parts:
         raise GapError("no problem with both v08p's and cuDNN's reports")
     commits = ", ".join(dict.fromkeys(r["commit"] for r in rows if not r["setting"]))
@@ -221,15 +224,15 @@ def self_test():
             "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio",
             "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
             "smsp__average_warps_issue_stalled_selected_per_issue_active.ratio",
-            "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio", "sm__cycles_elapsed.max"]
-    units = ["", "", "us", "Mbyte", "inst", "request", "%", "inst", "byte/sector", "ratio", "ratio", "ratio", "cycle"]
+            "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio", "sm__cycles_elapsed.max", TENSOR]
+    units = ["", "", "us", "Mbyte", "inst", "request", "%", "inst", "byte/sector", "ratio", "ratio", "ratio", "cycle", "%"]
     with tempfile.TemporaryDirectory() as t:
         run = os.path.join(t, "2026-01-01_abc1234_x")
         os.makedirs(run)
         for impl, us, mb, st, cyc in ((OURS, "150", "402", "557,056", "330,000"), (PEER, "100", "201", "0", "300,000")):
             with open(os.path.join(run, f"{impl}_n512_d128_c1.csv"), "w", newline="") as f:
                 w = csv.writer(f)
-                w.writerows([head, units, ["0", "k", us, mb, "1,000,000", "600,000", "30", st, "16", "2", "1", "0.5", cyc]])
+                w.writerows([head, units, ["0", "k", us, mb, "1,000,000", "600,000", "30", st, "16", "2", "1", "0.5", cyc, "60"]])
         rows = build([run], root="/")
         assert len(rows) == 2 and {r["impl"] for r in rows} == {OURS, PEER}, rows
         o = next(r for r in rows if r["impl"] == OURS)
@@ -238,7 +241,7 @@ def self_test():
         s = render_summary(rows)
         assert "causal 1: 1.50x cuDNN's duration" in s and "DRAM read 402 MB vs cuDNN's 201" in s and "was" not in s, s
         cy = render_cycles(rows)
-        assert "causal d 128 N 512: 1.10x (0.33M against 0.30M, DRAM read 402 MB against cuDNN's 201)" in cy, cy
+        assert "causal d 128 N 512: 1.10x (0.33M against 0.30M, tensor pipe busy 60 % against 60 %, DRAM read 402 MB against cuDNN's 201)" in cy, cy
         b = render_block(rows, [run])
         assert "| 1.50x |" in b and "none (TMA)" in b and "402 (201)" in b and "| 600 |" in b, b
         try:
