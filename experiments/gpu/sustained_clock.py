@@ -158,6 +158,12 @@ def self_test():
     out = summary(rows, [(128, 8192, False)], ["a", "b"])
     assert len(out) == 3 and out[2].split()[-2:] == ["1.100", "1.035"], out
     h = headline([{k: str(v) for k, v in r.items()} for r in rows], "a", "b")
+    for bad in ("ioattn:x", "sdpa:nope,ioattn:x", "ioattn:x,ioattn:x"):
+        try:
+            main(["--impls", bad, "--out", "unused"])
+            raise AssertionError(f"accepted --impls {bad}")
+        except SystemExit as e:
+            assert "--impls must name" in str(e), e
     assert h == "d 128 non-causal N >= 2k 1.10-1.10 (every point at 690-690 W; SM clock a 1700-1700 MHz, b 1600-1600 MHz)", h
     print("sustained_clock.py self-test: ok")
     return 0
@@ -184,6 +190,10 @@ def main(argv=None):
     if args.self_test:
         return self_test()
     impls = args.impls.split(",")
+    bad = [i for i in impls if i not in bs.SDPA_NAMES and not (i.startswith("ioattn:") and len(i) > len("ioattn:"))]
+    if bad or len(impls) < 2 or len(set(impls)) != len(impls):
+        raise SystemExit(f"sustained_clock.py: --impls must name two or more distinct implementations, each one of "
+                         f"{', '.join(bs.SDPA_NAMES)} or ioattn:<variant> (got '{args.impls}')")
     if args.summarize:
         print(headline(read_rows(args.summarize), impls[0], impls[1]))
         return 0
