@@ -699,7 +699,10 @@ def top_short_n_gap_summary():
 @block("README.md", "long_n_cycles")
 def top_long_n_cycles():
     g, _ = short_n_gap()
-    return g.render_cycles(g.build([SOURCES["long_n_cycles"]])) + f" (`{SOURCES['long_n_cycles']}/`)"
+    try:
+        return g.render_cycles(g.build([SOURCES["long_n_cycles"]], ROOT)) + f" (`{SOURCES['long_n_cycles']}/`)"
+    except g.GapError as e:
+        raise DataError(str(e)) from None
 
 
 # Each forward held back to back at its own clock under the power cap (README.md):
