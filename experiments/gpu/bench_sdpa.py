@@ -293,6 +293,9 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=30, help="timed calls per (sample, config, impl)")
     ap.add_argument("--time-per-impl", type=float, default=0.5,
                     help="cap (s) on reps x time of one call; at least 3 calls")
+    ap.add_argument("--hold-s", type=float, default=0.0,
+                    help="run each call back to back this long before its timed calls, for every implementation "
+                         "alike (the clock it holds under the power cap; default 0: none)")
     ap.add_argument("--flush-l2", choices=["auto", "on", "off"], default="auto",
                     help="auto: flush when inputs + outputs < 4x L2 (timing.py)")
     ap.add_argument("--scalar-dtypes", default="bf16", help="dtypes the scalar rungs run in")
@@ -309,6 +312,8 @@ def main(argv=None):
         raise SystemExit("bench_sdpa.py: --samples, --reps and --scalar-reps must be >= 1")
     if args.heads < 0 or args.heads_kv < 0:
         raise SystemExit("bench_sdpa.py: --heads and --heads-kv must be >= 1")
+    if not args.hold_s >= 0:  # NaN too
+        raise SystemExit("bench_sdpa.py: --hold-s must be >= 0 (seconds)")
     passes = [p for p in args.passes.split(",") if p]
     bad = [p for p in passes if p not in PASSES]
     if bad or not passes:
@@ -658,7 +663,7 @@ def bench_one(args, pass_, impl, backend, inp, sample, b, h, n, d, dname, causal
                 row.update(err(x))
 
         r = timing.time_call(fn, problem_bytes=problem_bytes, flush_l2=flush, reps=reps, min_reps=min(3, reps),
-                             max_time_s=max_time, first_call=first)
+                             max_time_s=max_time, first_call=first, hold_s=args.hold_s)
         f = flops * FLOP_FACTOR[pass_]
         row.update(status="ok", ms=r["median_ms"], ms_min=r["min_ms"], ms_max=r["max_ms"], reps=r["n"],
                    timing=r["method"], flush_l2=int(r["flush_l2"]), tflops=f / (r["median_ms"] * 1e-3) / 1e12)

@@ -169,7 +169,7 @@ def _capture(fn, stream, mode):
 
 
 def time_call(fn, problem_bytes=None, flush_l2=None, reps=30, min_reps=3, max_time_s=None, warmup=1,
-              first_call=None, capture=True):
+              first_call=None, capture=True, hold_s=0.0):
     """Kernel time of fn() (one call of the implementation, outputs preallocated where it can).
 
     problem_bytes: inputs + outputs of the call, for the default flush rule (flush_default);
@@ -178,7 +178,10 @@ def time_call(fn, problem_bytes=None, flush_l2=None, reps=30, min_reps=3, max_ti
     called once after the first warm-up call has finished, with its output. capture=False skips the
     CUDA-graph capture and times eager launches (the fallback below) for calls that must not be
     captured, e.g. collectives that every rank of a process group has to issue the same number of
-    times (a capture that fails on one rank only would leave the others waiting).
+    times (a capture that fails on one rank only would leave the others waiting). hold_s: after the
+    warm-up, fn() runs back to back for this many seconds (synchronized every 20 calls), so that the
+    GPU reaches the clock this call holds under its power cap before the timed calls (outside the
+    timed region; 0: none, the default; experiments/gpu/sustained_clock.py measures why it matters).
     Returns dict(median_ms, min_ms, max_ms, n, method, flush_l2, check): `check` says how the
     replay reproduced the eager output. fn's own exception propagates if it fails in warm-up.
     """
@@ -197,6 +200,12 @@ def time_call(fn, problem_bytes=None, flush_l2=None, reps=30, min_reps=3, max_ti
             if i == 0 and first_call is not None:
                 torch.cuda.synchronize()
                 first_call(out)
+        if hold_s > 0:
+            t_hold = time.monotonic()
+            while time.monotonic() - t_hold < hold_s:
+                for _ in range(20):
+                    out = fn()
+                torch.cuda.synchronize()
     torch.cuda.current_stream().wait_stream(stream)
     torch.cuda.synchronize()
     ref = _first_tensor(out)
@@ -248,6 +257,8 @@ def time_call(fn, problem_bytes=None, flush_l2=None, reps=30, min_reps=3, max_ti
         n = min(reps, max(min_reps, int(max_time_s * 1e3 / estimate)))
     times = _timed_loop(launch, n, flush, cycles)
     del graph
+    if hold_s > 0:
+        method += f", after {hold_s:g} s back to back"
     return dict(median_ms=statistics.median(times), min_ms=min(times), max_ms=max(times), n=n,
                 method=method, flush_l2=flush, check=check)
 
@@ -260,7 +271,8 @@ METHOD = ("experiments/gpu/timing.py: warm-up outside the timed region, then per
           "replay between two CUDA events, enqueued while the GPU sleeps (and flushes the L2: a write of "
           "2x L2 bytes, when inputs + outputs < 4x L2), all calls enqueued before one synchronize; median, "
           "min and max over n calls; eager launches between events only where capture fails (the row's "
-          "`timing` says so). Two samples per run (the grid swept twice); spread = |s0 - s1| / mean.")
+          "`timing` says so); with a hold (hold_s > 0, the row's `timing` says so) the call first runs back to back "
+          "for that long. Two samples per run (the grid swept twice); spread = |s0 - s1| / mean.")
 
 
 def portable_command(argv, out_dir=None):
