@@ -175,6 +175,14 @@ def pairs(rows, n, d, causal):
             for run in runs if (run, OURS, n, d, causal) in at and (run, PEER, n, d, causal) in at]
 
 
+def sentence(rows, lead, parts, why_none):
+    """'lead (binaries c1, c2): part; part', the runs' binaries as their commits; GapError(why_none) without parts."""
+    if not parts:
+        raise GapError(why_none)
+    commits = ", ".join(dict.fromkeys(r["commit"] for r in rows if not r["setting"]))
+    return f"{lead} (binaries {commits}): " + "; ".join(parts)
+
+
 def render_summary(rows):
     """One sentence: v08p against cuDNN at N 512, d 128, causal 0 and 1, in the newest run that has
     the pair, with the oldest run's figures beside it when they differ (before -> now)."""
@@ -192,10 +200,7 @@ def render_summary(rows):
         parts.append(f"causal {c}: {new['ratio']} cuDNN's duration{was('ratio')}, DRAM read {new['dram']} MB{was('dram')} vs "
                      f"cuDNN's {new['peer_dram']}, global stores {new['st']}{was('st')} using {new['bps']} of 32 bytes per "
                      f"sector{was('bps')}")
-    if not parts:
-        raise GapError("no run with v08p and cuDNN reports at N 512, d 128")
-    commits = ", ".join(dict.fromkeys(r["commit"] for r in rows if not r["setting"]))
-    return f"at N 512, d 128 (binaries {commits}): " + "; ".join(parts)
+    return sentence(rows, "at N 512, d 128", parts, "no run with v08p and cuDNN reports at N 512, d 128")
 
 
 def render_cycles(rows):
@@ -210,10 +215,7 @@ def render_cycles(rows):
             parts.append(f"{'causal' if c else 'non-causal'} d {d} N {nn}: {o['cycles'] / p['cycles']:.2f}x "
                          f"({o['cycles'] / 1e6:.2f}M against {p['cycles'] / 1e6:.2f}M, tensor pipe busy {o['tensor']:.0f} % "
                          f"against {p['tensor']:.0f} %{extra})")
-    if not parts:
-        raise GapError("no problem with both v08p's and cuDNN's reports")
-    commits = ", ".join(dict.fromkeys(r["commit"] for r in rows if not r["setting"]))
-    return f"v08p's SM cycles over cuDNN's (binaries {commits}): " + "; ".join(parts)
+    return sentence(rows, "v08p's SM cycles over cuDNN's", parts, "no problem with both v08p's and cuDNN's reports")
 
 
 def self_test():
