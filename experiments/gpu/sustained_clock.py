@@ -17,11 +17,14 @@ runs the forward back to back for that long, then times it while the GPU is stil
 hold's second half, the kernel time, and kernel cycles = time x clock (an estimate: the clock during
 the timed calls is taken as the hold's).
 
-Writes DIR/clock.csv (one row per sample), DIR/smi.csv (nvidia-smi's samples) and DIR/context.json (timing.run_context); prints a table.
+Writes DIR/clock.csv and DIR/clock.json (timing.write_results: one row per sample, the json with the run's
+context; runs before that commit wrote context.json beside clock.csv) and DIR/smi.csv (nvidia-smi's samples);
+prints a table.
 """
 import argparse
 import csv
-import json
+from collections import Counter
+import statistics
 import os
 import subprocess
 import sys
@@ -68,17 +71,10 @@ def read_smi(path, t_from, t_to):
 
 
 def median(xs):
-    s = sorted(xs)
-    return s[len(s) // 2] if s else float("nan")
-
-
-def write_csv(path, rows):
-    """Rewritten after every point, so that a time cap keeps what ran."""
-    if rows:
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+    """statistics.median (the mean of the two middle values for an even count); NaN for none. (Before the
+    commit that made it so, the upper middle value: the committed clock.log summary tables of two samples
+    show the larger one; the per-sample rows and the README's ranges are per sample.)"""
+    return statistics.median(xs) if xs else float("nan")
 
 
 def summary(rows, points, impls):
@@ -137,6 +133,7 @@ def self_test():
     """The parsing and the summary on synthetic input (CPU; ctest sustained_clock_cpu)."""
     import io
     from contextlib import redirect_stderr
+    assert median([1.0, 3.0]) == 2.0 and median([1.0, 2.0, 9.0]) == 2.0
     assert parse_points("64:512:1,128:1024:0") == [(64, 512, True), (128, 1024, False)]
     for bad in ("64:512", "64:512:2", "x:512:0", "64:0:0"):
         try:
@@ -204,6 +201,7 @@ def main(argv=None):
     bs.import_torch()
     os.makedirs(args.out, exist_ok=True)
     rows = []
+    ctx = timing.run_context(commit=args.commit or None, out_dir=args.out, script="experiments/gpu/sustained_clock.py")
     smi_path = os.path.join(args.out, "smi.csv")  # every sample of the run, kept
     smi = sample_smi(smi_path)
     try:
@@ -225,16 +223,13 @@ def main(argv=None):
                     ms = r["median_ms"]
                     rows.append(dict(dtype=args.dtype, d=d, n=n, causal=int(causal), impl=impl, sample=sample, median_ms=ms,
                                      tflops=flops / ms / 1e9, sm_mhz=clk, power_w=pw, smi_samples=len(s),
-                                     reasons=median([x for _, _, x in s]) if s else "",
+                                     reasons=Counter(x for _, _, x in s).most_common(1)[0][0] if s else "",
                                      mcycles=ms * clk * 1e-3, method=r["method"]))
                     print(f"d {d} N {n} causal {int(causal)} {impl:28s} s{sample} {ms:8.3f} ms {clk:6.0f} MHz "
                           f"{pw:5.0f} W  {rows[-1]['mcycles']:8.3f} Mcycles", flush=True)
-            write_csv(os.path.join(args.out, "clock.csv"), rows)
+            timing.write_results(args.out, "clock", rows, ctx)  # after every point: a time cap keeps what ran
     finally:
         smi.terminate()
-    ctx = timing.run_context(commit=args.commit or None, out_dir=args.out, script="experiments/gpu/sustained_clock.py")
-    with open(os.path.join(args.out, "context.json"), "w") as f:
-        json.dump(ctx, f, indent=1, default=str)
     print("\n".join(summary(rows, points, impls)))
     return 0
 
