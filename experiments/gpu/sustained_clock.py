@@ -72,8 +72,9 @@ def read_smi(path, t_from, t_to):
 
 def median(xs):
     """statistics.median (the mean of the two middle values for an even count); NaN for none. (Before the
-    commit that made it so, the upper middle value: the committed clock.log summary tables of two samples
-    show the larger one; the per-sample rows and the README's ranges are per sample.)"""
+    commit that made it so, the upper middle value: in the committed runs each row's sm_mhz and power_w
+    are the upper middle of its nvidia-smi samples and clock.log's summary table of two samples shows the
+    larger one; the README's ranges are per pair of samples, from the rows.)"""
     return statistics.median(xs) if xs else float("nan")
 
 
