@@ -240,12 +240,14 @@ struct V08Tile {
   static constexpr int kQBytes = kBr_ * kDp * 2;
   static constexpr int kKVBytes = kBc_ * kDp * 2;
   static constexpr int kRingBytes = 1024 /* alignment slack */ + 2 * kStages_ * kKVBytes;
+  // Barriers with q Q buffers: Q full and Q empty per Q buffer; K full/empty, V full/empty per stage;
+  // the softmax pin (below).
+  static constexpr int barriers(int q) { return 2 * q + 4 * kStages_ + 1; }
   // Q buffers: 2 where they fit (on v08p's persistent grid the next tile's Q loads during this
   // tile's loop), else 1 (d 256: the next tile's Q loads once this tile's last S = Q K^T has
   // completed). The same for v08, whose CTAs run one tile: one kernel, one instance per tile for both.
-  static constexpr int kQStages = kRingBytes + 2 * kQBytes + 8 * (5 + 4 * kStages_) <= kSmemBudget ? 2 : 1;
-  // Q full and Q empty per Q buffer; K full/empty, V full/empty per stage; the softmax pin (below).
-  static constexpr int kBarriers = 2 * kQStages + 4 * kStages_ + 1;
+  static constexpr int kQStages = kRingBytes + 2 * kQBytes + 8 * barriers(2) <= kSmemBudget ? 2 : 1;
+  static constexpr int kBarriers = barriers(kQStages);
   static constexpr int kSmemBytes = kRingBytes + kQStages * kQBytes + 8 * kBarriers;
   // With two Q buffers O leaves through shared memory by TMA stores (the epilogue writes O / l into
   // its tile's Q buffer, whose S = Q K^T are all done, and one thread per consumer stores the
